@@ -1,0 +1,17 @@
+"""Numba JIT options, in one place.
+
+Every kernel is compiled lazily (on first call) and cached on disk, so that
+``import sketchlab`` stays cheap and a second process pays no recompilation.
+"""
+
+JIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
+"""Options of serial kernels."""
+
+PJIT = dict(JIT, parallel=True)
+"""Options of parallel kernels (``prange`` over outputs that no other
+iteration writes, so results do not depend on the thread count)."""
+
+# Largest input dimension for which an operator keeps its hash-derived
+# bucket/sign tables after the first application (8 bytes + 4 bytes per
+# nonzero of S); larger operators recompute them for every call.
+TABLE_CACHE_MAX_DIM = 1 << 23

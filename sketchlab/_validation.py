@@ -1,0 +1,161 @@
+"""Input checks shared by every public function.
+
+Each check names the parameter, the constraint and the value received, and
+runs before any kernel does.
+"""
+
+import numbers
+import operator
+
+import numpy as np
+import scipy.sparse as sp
+
+_MAX_SEED = 2**64
+
+
+def check_random_state(rng):
+    """Return a 64-bit seed (Python int) drawn from ``rng``.
+
+    ``rng`` follows SPEC 7: None (fresh entropy), a non-negative int, or a
+    ``numpy.random.Generator``; a legacy ``RandomState`` is accepted too so
+    that scikit-learn's ``random_state`` can be passed through.  A generator is
+    advanced, so two operators built from one generator are independent.
+    """
+    if rng is None:
+        return int(np.random.default_rng().integers(0, 2**63, dtype=np.int64))
+    if isinstance(rng, (bool, np.bool_)):
+        raise TypeError(f"rng must be None, an int or a numpy.random.Generator, got {rng!r}")
+    if isinstance(rng, numbers.Integral):
+        rng = int(rng)
+        if not 0 <= rng < _MAX_SEED:
+            raise ValueError(f"rng must be an int in [0, 2**64), got {rng!r}")
+        return rng
+    if isinstance(rng, np.random.Generator):
+        return int(rng.integers(0, 2**63, dtype=np.int64))
+    if isinstance(rng, np.random.RandomState):
+        return int(rng.randint(0, 2**63 - 1, dtype=np.int64))
+    raise TypeError(
+        f"rng must be None, an int or a numpy.random.Generator, got {type(rng).__name__}"
+    )
+
+
+def as_generator(rng):
+    """A ``numpy.random.Generator`` from None, an int, a Generator or a RandomState."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, np.random.RandomState):
+        return np.random.default_rng(check_random_state(rng))
+    if rng is not None:
+        check_random_state(rng)
+    return np.random.default_rng(rng)
+
+
+def check_int(value, name, low=None, high=None):
+    """``value`` as an int in ``[low, high]`` (bounds optional)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    try:
+        ivalue = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an int, got {value!r}") from None
+    if (low is not None and ivalue < low) or (high is not None and ivalue > high):
+        lo = "-inf" if low is None else low
+        hi = "inf" if high is None else high
+        raise ValueError(f"{name} must be an int in [{lo}, {hi}], got {value!r}")
+    return ivalue
+
+
+def check_positive(value, name):
+    """``value`` as a finite float > 0."""
+    try:
+        fvalue = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a positive number, got {value!r}") from None
+    if not np.isfinite(fvalue) or fvalue <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return fvalue
+
+
+def check_axis(axis, name="axis"):
+    if isinstance(axis, (bool, np.bool_)) or axis not in (0, 1):
+        raise ValueError(f"{name} must be 0 or 1, got {axis!r}")
+    return int(axis)
+
+
+def check_choice(value, name, choices):
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
+    return value
+
+
+def result_dtype(dtype):
+    """float32 stays float32; every other real dtype computes in float64."""
+    return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
+
+
+def _check_dtype(dtype, name):
+    if dtype.kind not in "biuf":
+        raise TypeError(f"{name} must have a real numeric dtype, got dtype {dtype}")
+
+
+def all_finite(A):
+    """True when every stored value of a dense or sparse ``A`` is finite."""
+    data = A.data if sp.issparse(A) else A
+    if data.size == 0 or data.dtype.kind in "biu":
+        return True
+    from ._kernels.reductions import all_finite as _all_finite
+
+    return bool(_all_finite(data.ravel(order="K")))
+
+
+def check_finite(A, name):
+    if not all_finite(A):
+        raise ValueError(f"{name} must not contain NaN or Inf")
+
+
+def as_matrix(A, name, *, allow_1d=False, sparse=True, finite=True, copy=False):
+    """Validate a matrix argument and bring it to a canonical form.
+
+    Returns a 2-D ndarray (C or F order kept) of float32/float64, or a
+    ``scipy.sparse`` CSR/CSC matrix or array with float32/float64 data and
+    its index arrays untouched.  Other sparse formats are converted to CSR.
+    With ``allow_1d`` a 1-D array is accepted and returned as is (as float).
+    """
+    if sp.issparse(A):
+        if not sparse:
+            raise TypeError(f"{name} must be a dense array, got a scipy.sparse {A.format} matrix")
+        if A.ndim != 2:
+            raise ValueError(f"{name} must be 2-D, got {A.ndim}-D")
+        if A.format not in ("csr", "csc"):
+            A = A.tocsr()
+        _check_dtype(A.dtype, name)
+        dtype = result_dtype(A.dtype)
+        if A.dtype != dtype:
+            A = A.astype(dtype)
+        elif copy:
+            A = A.copy()
+    else:
+        if isinstance(A, (str, bytes)) or A is None:
+            raise TypeError(f"{name} must be an array or a scipy.sparse matrix, got {A!r}")
+        if hasattr(A, "__dask_graph__"):
+            raise TypeError(
+                f"{name} is a dask array; use sketchlab.dask for out-of-core input"
+            )
+        arr = np.asarray(A)
+        if arr.dtype == object:
+            raise TypeError(f"{name} must be numeric, got an array of Python objects")
+        _check_dtype(arr.dtype, name)
+        if arr.ndim != 2 and not (allow_1d and arr.ndim == 1):
+            want = "1-D or 2-D" if allow_1d else "2-D"
+            raise ValueError(f"{name} must be {want}, got an array of shape {arr.shape}")
+        dtype = result_dtype(arr.dtype)
+        if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
+            arr = np.ascontiguousarray(arr, dtype=dtype)
+        elif arr.dtype != dtype:
+            arr = arr.astype(dtype, order="K")
+        elif copy:
+            arr = arr.copy(order="K")
+        A = arr
+    if finite:
+        check_finite(A, name)
+    return A

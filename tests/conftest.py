@@ -1,0 +1,54 @@
+"""Shared fixtures: real data sets (skipped when absent) and hypothesis profiles."""
+
+import lzma
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "default", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "thorough", max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def data_dir():
+    """``$SKETCHLAB_DATA``, else ``../shared/datasets`` next to the checkout."""
+    env = os.environ.get("SKETCHLAB_DATA")
+    if env:
+        return Path(env)
+    return REPO.parent / "shared" / "datasets"
+
+
+@pytest.fixture(scope="session")
+def load_libsvm():
+    """Loader of a real LIBSVM data set by file name; skips the test when the
+    file is not present (data sets are never committed)."""
+    cache = {}
+
+    def load(filename, n_features=None):
+        path = data_dir() / filename
+        if not path.exists():
+            pytest.skip(f"data set {filename} not found in {data_dir()} (set SKETCHLAB_DATA)")
+        if filename not in cache:
+            from sklearn.datasets import load_svmlight_file
+
+            opener = lzma.open if filename.endswith(".xz") else open
+            with opener(path, "rb") as fh:
+                X, y = load_svmlight_file(fh, n_features=n_features)
+            cache[filename] = (X, y)
+        return cache[filename]
+
+    return load
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)
