@@ -285,6 +285,8 @@ class _TableSketch(SketchOperator):
 
     _table_kind = True
 
+    _regular = 0  # entries per column of the CSC table when all columns have the same number
+
     def _csc_table(self, j0, j1):
         """(col_ptr, rows, vals) of columns [j0, j1)."""
         raise NotImplementedError  # pragma: no cover
@@ -298,13 +300,14 @@ class _TableSketch(SketchOperator):
 
         col_ptr, rows, vals = self._csc_table(j0, j1)
         nnz = rows.shape[0]
+        p = self._regular
         idx_dtype = _index_dtype(j1 - j0)
         row_ptr = np.zeros(self._s + 1, dtype=np.int64)
         row_idx = np.empty(nnz, dtype=idx_dtype)
         row_val = np.empty(nnz, dtype=np.float64)
         cursor = np.empty(self._s, dtype=np.int64)
         transpose_table(col_ptr, rows, vals, row_ptr, row_idx, row_val, cursor)
-        tables = ((row_ptr, row_idx, row_val), (col_ptr, rows, vals))
+        tables = ((row_ptr, row_idx, row_val), (col_ptr, rows, vals, p))
         if full and self._d <= TABLE_CACHE_MAX_DIM:
             self._cache = tables
         return tables
@@ -380,8 +383,9 @@ class OSNAP(_TableSketch):
         Number of rows ``s``.
     input_dim : int
         Number of columns ``d``.
-    nnz_per_col : int, default 4
-        Nonzeros per column ``p``, ``1 <= p <= sketch_size``.
+    nnz_per_col : int, optional
+        Nonzeros per column ``p``, ``1 <= p <= sketch_size``; default
+        ``min(4, sketch_size)``.
     rng : None, int or numpy.random.Generator
         Seed (SPEC 7).
 
@@ -399,10 +403,13 @@ class OSNAP(_TableSketch):
 
     kind = "osnap"
 
-    def __init__(self, sketch_size, input_dim, *, nnz_per_col=4, rng=None):
+    def __init__(self, sketch_size, input_dim, *, nnz_per_col=None, rng=None):
         super().__init__(sketch_size, input_dim, rng=rng)
+        if nnz_per_col is None:
+            nnz_per_col = min(4, self._s)
         self._p = check_int(nnz_per_col, "nnz_per_col", 1, self._s)
-        self._key = _hash.derive_key(self._seed, _hash.STREAM_HASHING)
+        self._regular = self._p
+        self._key = np.uint64(_hash.derive_key(self._seed, _hash.STREAM_HASHING))
 
     @property
     def nnz_per_col(self):
@@ -690,7 +697,7 @@ class GaussianSketch(_DenseSketch):
 
     def __init__(self, sketch_size, input_dim, *, rng=None):
         super().__init__(sketch_size, input_dim, rng=rng)
-        self._key = _hash.derive_key(self._seed, _hash.STREAM_GAUSSIAN)
+        self._key = np.uint64(_hash.derive_key(self._seed, _hash.STREAM_GAUSSIAN))
 
     def _columns(self, j0, j1):
         from ._kernels.gaussian import gaussian_columns
@@ -950,21 +957,49 @@ def _both_tables(S1, A, S2, i0, j0):
     csr2, csc2 = S2._tables(j0, j0 + n)
     dtype = result_dtype(A.dtype)
     s1, s2 = S1.sketch_size, S2.sketch_size
-    if sp.issparse(A) and A.format == "csr":
-        out = _empty_out((s1, s2), dtype)
-        K.both_csr(*csr1, A.indptr, A.indices, A.data, *csc2, out)
-        return out
-    if sp.issparse(A):  # (S1 A S2^T)^T = S2 A^T S1^T with A^T in CSR
+    if not sp.issparse(A):
+        if A.flags.c_contiguous:
+            out = _empty_out((s1, s2), dtype)
+            K.both_dense(*csr1, A, *csc2, out)
+            return out
         out = _empty_out((s2, s1), dtype)
-        K.both_csr(*csr2, A.indptr, A.indices, A.data, *csc1, out)
+        K.both_dense(*csr2, A.T, *csc1, out)
         return out.T
-    if A.flags.c_contiguous:
-        out = _empty_out((s1, s2), dtype)
-        K.both_dense(*csr1, A, *csc2, out)
-        return out
-    out = _empty_out((s2, s1), dtype)
-    K.both_dense(*csr2, A.T, *csc1, out)
-    return out.T
+    # the CSC arrays of A are the CSR arrays of A^T: (S1 A S2^T)^T = S2 A^T S1^T
+    if A.format == "csr":
+        left, right, transposed = (csr1, csc1), csc2, False
+    else:
+        left, right, transposed = (csr2, csc2), csc1, True
+    shape = (s2, s1) if transposed else (s1, s2)
+    out = _empty_out(shape, dtype)
+    nchunks = _stream_chunks(A, shape, dtype)
+    if left[1][3] == 0 or nchunks == 0:
+        # samplers on the left (or buffers too large): visit only the rows
+        # each output row needs
+        K.both_csr_rows(*left[0], A.indptr, A.indices, A.data, *right, out)
+    else:
+        # hashing kinds on the left touch every row: stream A in row order
+        bounds = np.searchsorted(A.indptr, np.linspace(0, A.indptr[-1], nchunks + 1))
+        bounds[0], bounds[-1] = 0, A.shape[1] if transposed else A.shape[0]
+        bufs = np.empty((nchunks,) + shape, dtype=dtype)
+        K.both_csr_chunks(*left[1], A.indptr, A.indices, A.data, *right, bounds, bufs)
+        K.sum_chunks(bufs, out)
+    return out.T if transposed else out
+
+
+# Streaming two-sided sketch: at most this many chunk buffers, each chunk at
+# least this many nonzeros, all buffers together at most this many bytes.
+_MAX_CHUNKS = 8
+_MIN_CHUNK_NNZ = 1 << 16
+_MAX_CHUNK_BYTES = 1 << 26
+
+
+def _stream_chunks(A, shape, dtype):
+    """Number of input chunks of the streaming kernel (0: do not stream).
+    Depends only on the problem, never on the thread count."""
+    per_buffer = shape[0] * shape[1] * np.dtype(dtype).itemsize
+    nchunks = min(_MAX_CHUNKS, max(1, A.nnz // _MIN_CHUNK_NNZ), _MAX_CHUNK_BYTES // max(per_buffer, 1))
+    return int(nchunks)
 
 
 SKETCH_KINDS = ("countsketch", "osnap", "gaussian", "srht", "uniform", "leverage")

@@ -7,8 +7,146 @@ import numpy as np
 from sketchlab import _hash
 
 # ---- sketching operators ----------------------------------------------------
+# Each function builds S densely, entry by entry, from the definitions of
+# SPEC section 2 and the hash of sketchlab._hash (whose NumPy form is itself
+# checked against the splitmix64 generator in tests/test_hash.py).
+
+
+def splitmix64_sequence(seed, count):
+    """The stateful splitmix64 generator (Steele et al. 2014), in Python ints."""
+    mask = (1 << 64) - 1
+    state = seed & mask
+    out = []
+    for _ in range(count):
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        out.append(z ^ (z >> 31))
+    return out
+
+
+def osnap_dense(s, d, p, seed):
+    """Column j: p nonzeros +-1/sqrt(p), one in each row block [b s/p, (b+1) s/p)."""
+    key = _hash.derive_key(seed, _hash.STREAM_HASHING)
+    S = np.zeros((s, d))
+    for j in range(d):
+        for b in range(p):
+            h = _hash.hash64_np(key, np.array([j * p + b]))
+            lo, hi = (b * s) // p, ((b + 1) * s) // p
+            row = lo + int(_hash.bucket_np(h, hi - lo)[0])
+            S[row, j] = _hash.sign_np(h)[0] / np.sqrt(p)
+    return S
+
+
+def countsketch_dense(s, d, seed):
+    """Column j: a single +-1 in row bucket(hash(seed, j))."""
+    return osnap_dense(s, d, 1, seed)
+
+
+def gaussian_dense(s, d, seed):
+    """i.i.d. N(0, 1/s): entry (t, j) is normal number j * s2 + t of the stream."""
+    key = _hash.derive_key(seed, _hash.STREAM_GAUSSIAN)
+    s2 = s + (s % 2)
+    t, j = np.meshgrid(np.arange(s), np.arange(d), indexing="ij")
+    return _hash.normal_np(key, j * s2 + t) / np.sqrt(s)
+
+
+def hadamard(n):
+    """Unnormalised Walsh-Hadamard matrix by the Sylvester recursion."""
+    H = np.ones((1, 1))
+    while H.shape[0] < n:
+        H = np.block([[H, H], [H, -H]])
+    return H
+
+
+def srht_dense(s, d, seed):
+    """P H D / sqrt(s) with the input zero-padded to the next power of two."""
+    dpad = 1 << max(0, (d - 1).bit_length())
+    signs = _hash.sign_np(
+        _hash.hash64_np(_hash.derive_key(seed, _hash.STREAM_SIGNS), np.arange(d))
+    )
+    rows = np.sort(np.random.default_rng(seed).choice(dpad, size=s, replace=False))
+    return hadamard(dpad)[rows][:, :d] * signs / np.sqrt(s)
+
+
+def uniform_dense(s, d, seed, replace=True):
+    if replace:
+        key = _hash.derive_key(seed, _hash.STREAM_SAMPLING)
+        idx = _hash.bucket_np(_hash.hash64_np(key, np.arange(s)), d)
+    else:
+        idx = np.sort(np.random.default_rng(seed).choice(d, size=s, replace=False))
+    S = np.zeros((s, d))
+    S[np.arange(s), idx] = np.sqrt(d / s)
+    return S
+
+
+def leverage_dense(s, scores, seed):
+    """Row t = e_i / sqrt(s p_i), i the inverse CDF of p at uniform(hash(seed, t))."""
+    scores = np.asarray(scores, dtype=np.float64)
+    p = scores / scores.sum()
+    key = _hash.derive_key(seed, _hash.STREAM_SAMPLING)
+    u = _hash.uniform_np(_hash.hash64_np(key, np.arange(s)))
+    cdf = np.cumsum(scores)
+    S = np.zeros((s, scores.shape[0]))
+    for t in range(s):
+        i = int(np.searchsorted(cdf, u[t] * cdf[-1], side="right"))
+        i = min(i, int(np.flatnonzero(scores)[-1]))
+        S[t, i] = 1.0 / np.sqrt(s * p[i])
+    return S
+
+
+def dense_of(op):
+    """Reference dense matrix of any operator, from its definition."""
+    import sketchlab as sl
+
+    s, d = op.shape
+    if isinstance(op, sl.ComposedSketch):
+        return dense_of(op.outer) @ dense_of(op.inner)
+    if isinstance(op, sl.CountSketch):
+        return countsketch_dense(s, d, op.seed)
+    if isinstance(op, sl.OSNAP):
+        return osnap_dense(s, d, op.nnz_per_col, op.seed)
+    if isinstance(op, sl.GaussianSketch):
+        return gaussian_dense(s, d, op.seed)
+    if isinstance(op, sl.SRHT):
+        return srht_dense(s, d, op.seed)
+    if isinstance(op, sl.UniformSampler):
+        return uniform_dense(s, d, op.seed, op.replace)
+    if isinstance(op, sl.LeverageScoreSampler):
+        return leverage_dense(s, op.probabilities, op.seed)
+    raise TypeError(type(op))
 
 # ---- generalized matrix regression -----------------------------------------
+
+
+def gmr_dense(A):
+    """A as a float64 ndarray (densifies sparse input)."""
+    return np.asarray(A.toarray() if hasattr(A, "toarray") else A, dtype=np.float64)
+
+
+def pinv_rtol(B, rtol):
+    """numpy's pseudo-inverse with singular values <= rtol * s_max dropped."""
+    return np.linalg.pinv(gmr_dense(B), rtol=rtol)
+
+
+def gmr_pinv(A, C, R, rtol_c, rtol_r):
+    """X* = C^+ A R^+ straight from the definition (eq. glsr)."""
+    return pinv_rtol(C, rtol_c) @ gmr_dense(A) @ pinv_rtol(R, rtol_r)
+
+
+def fast_gmr_explicit(A, C, R, S_C, S_R, rtol_c, rtol_r):
+    """X~ = (S_C C)^+ (S_C A S_R^T) (R S_R^T)^+ (eq. U_hat) with S_C, S_R given
+    as explicit dense matrices."""
+    S_C, S_R, A = gmr_dense(S_C), gmr_dense(S_R), gmr_dense(A)
+    C, R = gmr_dense(C), gmr_dense(R)
+    return pinv_rtol(S_C @ C, rtol_c) @ (S_C @ A @ S_R.T) @ pinv_rtol(R @ S_R.T, rtol_r)
+
+
+def gmr_residual_dense(A, C, X, R):
+    """||A - C X R||_F by forming the m x n residual."""
+    return float(np.linalg.norm(gmr_dense(A) - gmr_dense(C) @ gmr_dense(X) @ gmr_dense(R)))
+
 
 # ---- SPSD approximation -----------------------------------------------------
 

@@ -1,0 +1,75 @@
+"""Bit-for-bit determinism across thread counts, and the on-disk JIT cache."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+SCRIPT = textwrap.dedent(
+    """
+    import hashlib, json, sys
+    import numpy as np, scipy.sparse as sp
+    import numba
+    import sketchlab as sl
+
+    A = sp.random(3000, 700, density=0.01, format="csr", random_state=0)
+    D = np.random.default_rng(1).standard_normal((600, 300))
+    ops = lambda d, s: [
+        sl.CountSketch(s, d, rng=1), sl.OSNAP(s, d, nnz_per_col=3, rng=2),
+        sl.UniformSampler(s, d, rng=3), sl.GaussianSketch(s, d, rng=4), sl.SRHT(s, d, rng=5),
+        sl.LeverageScoreSampler(s, d, scores=np.arange(d) % 7, rng=6),
+    ]
+    digest = hashlib.sha256()
+    for X in (A, A.tocsc()):
+        for S1, S2 in zip(ops(3000, 40), ops(700, 30)):
+            for out in (S1 @ X, S2.apply(X, axis=1), sl.sketch_both(S1, X, S2)):
+                digest.update(np.ascontiguousarray(out).tobytes())
+    for X in (D, np.asfortranarray(D)):
+        for S1, S2 in zip(ops(600, 50), ops(300, 20)):
+            for out in (S1 @ X, S2.apply(X, axis=1), sl.sketch_both(S1, X, S2)):
+                digest.update(np.ascontiguousarray(out).tobytes())
+    from sketchlab._kernels import apply, gaussian, hadamard, hashing, reductions
+    misses = hits = 0
+    for mod in (apply, gaussian, hadamard, hashing, reductions):
+        for name in dir(mod):
+            f = getattr(mod, name)
+            if isinstance(f, numba.core.registry.CPUDispatcher) and f.signatures:
+                misses += sum(f.stats.cache_misses.values())
+                hits += sum(f.stats.cache_hits.values())
+    print(json.dumps({"digest": digest.hexdigest(), "threads": numba.get_num_threads(),
+                      "misses": misses, "hits": hits}))
+    """
+)
+
+
+def _run(threads, cache_dir):
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), NUMBA_CACHE_DIR=str(cache_dir))
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("numba-cache")
+    first = _run(2, cache)  # compiles and writes the cache
+    second = _run(2, cache)  # a new process: loads everything from the cache
+    serial = _run(1, cache)
+    return first, second, serial
+
+
+def test_same_bits_for_one_and_two_threads(runs):
+    first, second, serial = runs
+    assert first["threads"] == 2 and serial["threads"] == 1
+    assert serial["digest"] == first["digest"] == second["digest"]
+
+
+def test_second_process_does_not_recompile(runs):
+    first, second, _ = runs
+    assert first["misses"] > 0
+    assert second["misses"] == 0 and second["hits"] > 0

@@ -1,0 +1,439 @@
+"""Every sketching operator against its dense reference, on every input form.
+
+kind x {dense C/F, csr, csc, unsorted csr with duplicates, empty rows, sparse
+array classes, int64 indices} x {float32, float64} x {left, right, two-sided,
+block}.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+
+import sketchlab as sl
+
+from .reference import dense_of, leverage_dense
+
+SCORES = np.abs(np.random.default_rng(7).standard_normal(23)) + np.r_[np.zeros(3), np.ones(20)]
+
+
+def make(kind, s, d, seed):
+    if kind == "countsketch":
+        return sl.CountSketch(s, d, rng=seed)
+    if kind == "osnap":
+        return sl.OSNAP(s, d, nnz_per_col=min(3, s), rng=seed)
+    if kind == "gaussian":
+        return sl.GaussianSketch(s, d, rng=seed)
+    if kind == "srht":
+        return sl.SRHT(s, d, rng=seed)
+    if kind == "uniform":
+        return sl.UniformSampler(s, d, rng=seed)
+    if kind == "uniform-noreplace":
+        return sl.UniformSampler(s, d, replace=False, rng=seed)
+    if kind == "leverage":
+        scores = np.abs(np.random.default_rng(seed).standard_normal(d)) + 0.05
+        scores[: d // 4] = 0.0  # some rows can never be drawn
+        return sl.LeverageScoreSampler(s, d, scores=scores, rng=seed)
+    if kind == "osnap-gaussian":
+        return sl.compose(
+            sl.GaussianSketch(s, 2 * s, rng=seed),
+            sl.OSNAP(2 * s, d, nnz_per_col=min(4, 2 * s), rng=seed + 1),
+        )
+    raise ValueError(kind)
+
+
+KINDS = [
+    "countsketch",
+    "osnap",
+    "gaussian",
+    "srht",
+    "uniform",
+    "uniform-noreplace",
+    "leverage",
+    "osnap-gaussian",
+]
+
+
+def forms(A):
+    """The input forms of one matrix: name -> (object, dense equivalent)."""
+    D = A.toarray()
+    csr = A.tocsr()
+    unsorted = _unsorted_with_duplicates(csr)
+    out = {
+        "dense_c": np.ascontiguousarray(D),
+        "dense_f": np.asfortranarray(D),
+        "csr": csr,
+        "csc": A.tocsc(),
+        "csr_unsorted_dup": unsorted,
+        "csr_array": sp.csr_array(csr),
+        "csc_array_int64": _int64(sp.csc_array(A.tocsc())),
+    }
+    return out, D
+
+
+def _unsorted_with_duplicates(csr):
+    """Same matrix with each row's entries reversed and every value split
+    into two duplicate entries (scipy sums duplicates)."""
+    indptr, indices, data = [0], [], []
+    for i in range(csr.shape[0]):
+        lo, hi = csr.indptr[i], csr.indptr[i + 1]
+        cols = csr.indices[lo:hi][::-1]
+        vals = csr.data[lo:hi][::-1]
+        indices.extend(np.repeat(cols, 2))
+        data.extend(np.repeat(vals, 2) * np.tile([0.25, 0.75], len(vals)))
+        indptr.append(len(indices))
+    M = sp.csr_matrix(
+        (np.array(data, dtype=csr.dtype), np.array(indices, dtype=np.int32), np.array(indptr)),
+        shape=csr.shape,
+    )
+    assert not M.has_sorted_indices or M.nnz == 0
+    return M
+
+
+def _int64(M):
+    M.indices = M.indices.astype(np.int64)
+    M.indptr = M.indptr.astype(np.int64)
+    return M
+
+
+def random_sparse(m, n, density, seed, dtype, empty_rows=True):
+    A = sp.random(m, n, density=density, format="csr", random_state=seed, dtype=np.float64)
+    A = A.tolil()
+    if empty_rows and m > 3:
+        A[1, :] = 0  # empty rows and an empty column
+        A[m - 2, :] = 0
+        A[:, 0] = 0
+    return A.tocsr().astype(dtype)
+
+
+def tol(dtype):
+    return dict(rtol=2e-5, atol=2e-5) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_toarray_matches_reference(kind):
+    S = make(kind, 7, 23, seed=3)
+    np.testing.assert_allclose(S.toarray(), dense_of(S), rtol=1e-12, atol=1e-12)
+    assert S.shape == (7, 23)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_left_right_both_every_form(kind, dtype):
+    m, n = 23, 19
+    S1 = make(kind, 7, m, seed=11)
+    S2 = make(kind, 5, n, seed=12)
+    D1, D2 = dense_of(S1), dense_of(S2)
+    A = random_sparse(m, n, 0.3, seed=1, dtype=dtype)
+    inputs, D = forms(A)
+    for name, X in inputs.items():
+        left = S1 @ X
+        assert left.dtype == dtype, name
+        np.testing.assert_allclose(left, D1 @ D, **tol(dtype), err_msg=name)
+        right = S2.apply(X, axis=1)
+        assert right.dtype == dtype, name
+        np.testing.assert_allclose(right, D @ D2.T, **tol(dtype), err_msg=name)
+        both = sl.sketch_both(S1, X, S2)
+        assert both.dtype == dtype and both.shape == (7, 5), name
+        np.testing.assert_allclose(both, D1 @ D @ D2.T, **tol(dtype), err_msg=name)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("axis", [0, 1])
+def test_blocks_sum_to_full(kind, axis):
+    m, n = 29, 17
+    d = m if axis == 0 else n
+    S = make(kind, 6, d, seed=5)
+    D = dense_of(S)
+    A = random_sparse(m, n, 0.4, seed=2, dtype=np.float64)
+    for X in (A, A.tocsc(), A.toarray(), np.asfortranarray(A.toarray())):
+        total = 0
+        for lo, hi in [(0, 4), (4, 5), (5, d - 3), (d - 3, d)]:
+            block = X[lo:hi] if axis == 0 else X[:, lo:hi]
+            part = S.apply(block, axis=axis, offset=lo)
+            ref = D[:, lo:hi] @ A.toarray()[lo:hi] if axis == 0 else A.toarray()[:, lo:hi] @ D[:, lo:hi].T
+            np.testing.assert_allclose(part, ref, rtol=1e-10, atol=1e-12)
+            total = total + part
+        np.testing.assert_allclose(total, S.apply(X, axis=axis), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["countsketch", "osnap", "uniform", "leverage"])
+def test_hashing_and_sampling_blocks_are_bitwise_exact(kind):
+    # the tables of a block are exactly the corresponding columns of the full tables
+    S = make(kind, 8, 40, seed=9)
+    X = random_sparse(40, 6, 0.5, seed=4, dtype=np.float64, empty_rows=False)
+    full = S @ X.toarray()
+    parts = [S.apply(X[lo:hi].toarray(), offset=lo) for lo, hi in [(0, 13), (13, 40)]]
+    np.testing.assert_array_equal(S.toarray()[:, :13], S.toarray()[:, :13])
+    np.testing.assert_allclose(parts[0] + parts[1], full, rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_two_sided_blocks(kind):
+    m, n = 21, 18
+    S1, S2 = make(kind, 5, m, seed=1), make(kind, 4, n, seed=2)
+    A = random_sparse(m, n, 0.4, seed=3, dtype=np.float64)
+    D = A.toarray()
+    total = np.zeros((5, 4))
+    for i0, i1 in [(0, 8), (8, m)]:
+        for j0, j1 in [(0, 11), (11, n)]:
+            total += sl.sketch_both(S1, A[i0:i1][:, j0:j1], S2, offsets=(i0, j0))
+    np.testing.assert_allclose(total, dense_of(S1) @ D @ dense_of(S2).T, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("k1", KINDS)
+@pytest.mark.parametrize("k2", ["countsketch", "gaussian", "srht", "leverage"])
+def test_two_sided_mixed_kinds(k1, k2):
+    A = random_sparse(16, 24, 0.3, seed=8, dtype=np.float64)
+    S1, S2 = make(k1, 4, 16, seed=3), make(k2, 6, 24, seed=4)
+    ref = dense_of(S1) @ A.toarray() @ dense_of(S2).T
+    for X in (A, A.tocsc(), A.toarray()):
+        np.testing.assert_allclose(sl.sketch_both(S1, X, S2), ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_matmul_forms_and_vectors(kind):
+    S = make(kind, 6, 20, seed=21)
+    D = dense_of(S)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(20)
+    np.testing.assert_allclose(S @ x, D @ x, rtol=1e-10, atol=1e-12)
+    B = rng.standard_normal((3, 20))
+    np.testing.assert_allclose(B @ S.T, B @ D.T, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(sp.csr_matrix(B) @ S.T, B @ D.T, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(sp.csr_array(B) @ S.T, B @ D.T, rtol=1e-10, atol=1e-12)
+    y = rng.standard_normal(6)
+    np.testing.assert_allclose(S.T @ y, D.T @ y, rtol=1e-10, atol=1e-12)
+    L = S.aslinearoperator()
+    np.testing.assert_allclose(L @ x, D @ x, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(L.rmatvec(y), D.T @ y, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(L.matmat(B.T), D @ B.T, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(S.T.toarray(), D.T, rtol=1e-12)
+
+
+def test_operators_are_values():
+    assert sl.CountSketch(5, 9, rng=1) == sl.CountSketch(5, 9, rng=1)
+    assert sl.CountSketch(5, 9, rng=1) != sl.CountSketch(5, 9, rng=2)
+    assert len({sl.OSNAP(5, 9, rng=1), sl.OSNAP(5, 9, rng=1)}) == 1
+    assert "CountSketch(5, 9" in repr(sl.CountSketch(5, 9, rng=1))
+    gen = np.random.default_rng(0)
+    a, b = sl.GaussianSketch(3, 4, rng=gen), sl.GaussianSketch(3, 4, rng=gen)
+    assert a != b  # a Generator is advanced
+    again = np.random.default_rng(0)
+    assert sl.GaussianSketch(3, 4, rng=again) == a
+    assert sl.CountSketch(3, 4, rng=np.random.RandomState(0)).shape == (3, 4)
+
+
+def test_uniform_without_replacement_keeping_every_row_is_identity():
+    S = sl.UniformSampler(12, 12, replace=False, rng=4)
+    np.testing.assert_array_equal(S.toarray(), np.eye(12))
+
+
+def test_leverage_from_scores_and_from_matrix():
+    S = sl.LeverageScoreSampler(9, scores=SCORES, rng=3)
+    np.testing.assert_allclose(S.toarray(), leverage_dense(9, SCORES, S.seed), rtol=1e-12)
+    assert set(S.indices.tolist()).isdisjoint({0, 1, 2})  # zero scores are never drawn
+    A = np.random.default_rng(1).standard_normal((30, 4))
+    A[5] = 0.0
+    S = sl.LeverageScoreSampler.from_matrix(A, 50, axis=0, rng=2)
+    assert S.shape == (50, 30) and 5 not in S.indices
+    np.testing.assert_allclose(S.probabilities, sl.leverage_scores(A) / 4, rtol=1e-12)
+    assert sl.LeverageScoreSampler.from_matrix(A, 3, axis=1, rng=2).shape == (3, 4)
+
+
+def test_float32_stays_float32_and_other_dtypes_become_float64():
+    S = sl.CountSketch(4, 10, rng=0)
+    A = np.arange(30).reshape(10, 3)
+    assert (S @ A).dtype == np.float64
+    assert (S @ A.astype(np.float32)).dtype == np.float32
+    assert (S @ A.astype(np.float16)).dtype == np.float64
+    np.testing.assert_allclose(S @ (A > 5), dense_of(S) @ (A > 5))
+    coo = sp.coo_matrix(A.astype(float))
+    np.testing.assert_allclose(S @ coo, dense_of(S) @ A)  # other formats are converted
+
+
+def test_all_zero_and_empty_inputs():
+    S1, S2 = sl.CountSketch(4, 10, rng=0), sl.SRHT(3, 7, rng=0)
+    Z = sp.csr_matrix((10, 7))
+    np.testing.assert_array_equal(sl.sketch_both(S1, Z, S2), np.zeros((4, 3)))
+    np.testing.assert_array_equal(S1 @ np.zeros((10, 0)), np.zeros((4, 0)))
+    np.testing.assert_array_equal(S2.apply(np.zeros((0, 7)), axis=1), np.zeros((0, 3)))
+    np.testing.assert_array_equal(S1.apply(np.zeros((0, 5)), offset=10), np.zeros((4, 5)))
+
+
+def test_composition_matches_product():
+    G, T = sl.GaussianSketch(4, 9, rng=1), sl.OSNAP(9, 30, nnz_per_col=2, rng=2)
+    S = sl.compose(G, T)
+    assert S.shape == (4, 30)
+    assert sl.compose(sl.GaussianSketch(2, 4, rng=0), S).shape == (2, 30)
+    np.testing.assert_allclose(S.toarray(), dense_of(G) @ dense_of(T), rtol=1e-12)
+    A = random_sparse(30, 12, 0.3, seed=0, dtype=np.float64)
+    np.testing.assert_allclose(S @ A, dense_of(G) @ dense_of(T) @ A.toarray(), rtol=1e-10)
+    nested = sl.compose(sl.GaussianSketch(2, 4, rng=0), S)
+    np.testing.assert_allclose(
+        sl.sketch_both(nested, A, sl.CountSketch(3, 12, rng=5)),
+        dense_of(nested) @ A.toarray() @ dense_of(sl.CountSketch(3, 12, rng=5)).T,
+        rtol=1e-10,
+    )
+
+
+@given(
+    kind=st.sampled_from(KINDS),
+    m=st.integers(1, 40),
+    n=st.integers(1, 30),
+    s1=st.integers(1, 12),
+    s2=st.integers(1, 12),
+    density=st.floats(0.0, 1.0),
+    seed=st.integers(0, 2**32),
+    fmt=st.sampled_from(["csr", "csc", "dense_c", "dense_f"]),
+)
+def test_hypothesis_shapes(kind, m, n, s1, s2, density, seed, fmt):
+    if kind == "uniform-noreplace":
+        s1, s2 = min(s1, m), min(s2, n)
+    if kind == "srht":
+        s1 = min(s1, 1 << max(0, (m - 1).bit_length()))
+        s2 = min(s2, 1 << max(0, (n - 1).bit_length()))
+    S1, S2 = make(kind, s1, m, seed % 1000), make(kind, s2, n, seed % 1000 + 1)
+    A = sp.random(m, n, density=density, format="csr", random_state=seed % 2**31)
+    X = {"csr": A, "csc": A.tocsc(), "dense_c": A.toarray(),
+         "dense_f": np.asfortranarray(A.toarray())}[fmt]
+    D1, D2, D = dense_of(S1), dense_of(S2), A.toarray()
+    np.testing.assert_allclose(S1 @ X, D1 @ D, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(S2.apply(X, axis=1), D @ D2.T, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(sl.sketch_both(S1, X, S2), D1 @ D @ D2.T, rtol=1e-9, atol=1e-10)
+
+
+# ---- statistics: E[S^T S] = I and subspace embedding --------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_expected_gram_is_identity(kind):
+    # mean of S^T S over N independent operators: each entry of S^T S has mean
+    # I and a per-draw standard deviation of at most ~sqrt(2 d / s) for every
+    # kind here (samplers: d/s for a diagonal entry), so the mean deviates by
+    # more than 6 sqrt(2 d / (s N)) with negligible probability.
+    # (leverage sampling: identity on the support of the scores)
+    s, d, N = 8, 10, 400
+    total = np.zeros((d, d))
+    for seed in range(N):
+        S = make(kind, s, d, seed=1000 + seed)
+        D = S.toarray()
+        total += D.T @ D
+    mean = total / N
+    expected = np.eye(d)
+    if kind == "leverage":
+        expected = np.diag((S.probabilities > 0).astype(float))
+        assert expected.sum() < d
+    bound = 6 * np.sqrt(2 * d / (s * N))
+    assert np.abs(mean - expected).max() < bound
+    if kind in ("countsketch", "osnap"):  # unit-norm columns: exact diagonal
+        np.testing.assert_allclose(np.diag(mean), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kind, s", [("countsketch", 1600), ("osnap", 400), ("gaussian", 200), ("srht", 200),
+                ("leverage", 400), ("osnap-gaussian", 200)]
+)
+def test_subspace_embedding(kind, s):
+    # ||S U x|| within (1 +- eps) ||x|| for an orthonormal basis U (k = 5):
+    # sizes of the order of the paper's Table "property" give eps < 0.5 here
+    n, k = 2048, 5
+    U, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((n, k)))
+    for seed in range(10):
+        if kind == "leverage":
+            S = sl.LeverageScoreSampler.from_matrix(U, s, rng=seed)
+        else:
+            S = make(kind, s, n, seed=seed)
+        sv = np.linalg.svd(S @ U, compute_uv=False)
+        assert 0.5 < sv.min() and sv.max() < 1.5, (kind, seed, sv)
+
+
+# ---- leverage scores ---------------------------------------------------------
+
+
+def test_leverage_scores_full_rank_and_axis():
+    A = np.random.default_rng(3).standard_normal((40, 6))
+    U = np.linalg.svd(A, full_matrices=False)[0]
+    np.testing.assert_allclose(sl.leverage_scores(A), (U**2).sum(1), rtol=1e-10)
+    np.testing.assert_allclose(sl.leverage_scores(A.T, axis=1), (U**2).sum(1), rtol=1e-10)
+    np.testing.assert_allclose(sl.leverage_scores(sp.csr_matrix(A)), (U**2).sum(1), rtol=1e-10)
+    np.testing.assert_allclose(sl.leverage_scores(A, axis=1), np.ones(6), rtol=1e-10)
+
+
+def test_leverage_scores_rank_deficient_and_zero():
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((30, 3)) @ rng.standard_normal((3, 8))  # rank 3
+    scores = sl.leverage_scores(A)
+    np.testing.assert_allclose(scores.sum(), 3.0, rtol=1e-10)
+    assert scores.min() >= 0 and scores.max() <= 1 + 1e-12
+    np.testing.assert_array_equal(sl.leverage_scores(np.zeros((5, 2))), np.zeros(5))
+
+
+# ---- bad input -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "factory, exc, match",
+    [
+        (lambda: sl.CountSketch(0, 5), ValueError, "sketch_size"),
+        (lambda: sl.CountSketch(-3, 5), ValueError, "sketch_size"),
+        (lambda: sl.CountSketch(2.5, 5), TypeError, "sketch_size"),
+        (lambda: sl.CountSketch(True, 5), TypeError, "sketch_size"),
+        (lambda: sl.CountSketch(3, 0), ValueError, "input_dim"),
+        (lambda: sl.CountSketch(3, 2**40), ValueError, "input_dim"),
+        (lambda: sl.CountSketch(3, 5, rng=-1), ValueError, "rng"),
+        (lambda: sl.CountSketch(3, 5, rng="seed"), TypeError, "rng"),
+        (lambda: sl.OSNAP(3, 5, nnz_per_col=4), ValueError, "nnz_per_col"),
+        (lambda: sl.SRHT(9, 8), ValueError, "sketch_size"),
+        (lambda: sl.UniformSampler(6, 5, replace=False), ValueError, "sketch_size"),
+        (lambda: sl.LeverageScoreSampler(3, scores=[1.0, -1.0]), ValueError, "scores"),
+        (lambda: sl.LeverageScoreSampler(3, scores=[np.nan, 1.0]), ValueError, "scores"),
+        (lambda: sl.LeverageScoreSampler(3, scores=[0.0, 0.0]), ValueError, "scores"),
+        (lambda: sl.LeverageScoreSampler(3, 4, scores=[1.0, 1.0]), ValueError, "scores"),
+        (lambda: sl.LeverageScoreSampler(3, scores=[]), ValueError, "scores"),
+        (lambda: sl.LeverageScoreSampler(3, scores=["a"]), TypeError, "scores"),
+        (lambda: sl.compose(sl.GaussianSketch(2, 4), sl.OSNAP(5, 9)), ValueError, "input_dim"),
+        (lambda: sl.compose(np.eye(2), sl.OSNAP(2, 9)), TypeError, "operators"),
+        (lambda: sl.make_sketch("fourier", 2, 4), ValueError, "kind"),
+        (lambda: sl.make_sketch("leverage", 2, 4), ValueError, "scores"),
+    ],
+)
+def test_bad_construction(factory, exc, match):
+    with pytest.raises(exc, match=match):
+        factory()
+
+
+def test_bad_application():
+    S = sl.CountSketch(3, 6, rng=0)
+    with pytest.raises(ValueError, match="input_dim 6"):
+        S @ np.ones((5, 2))
+    with pytest.raises(ValueError, match="A.shape\\[1\\]"):
+        S.apply(np.ones((2, 5)), axis=1)
+    with pytest.raises(ValueError, match="axis"):
+        S.apply(np.ones((6, 2)), axis=2)
+    with pytest.raises(ValueError, match="NaN or Inf"):
+        S @ np.array([[1.0], [np.nan], [0], [0], [0], [0]])
+    with pytest.raises(ValueError, match="NaN or Inf"):
+        S @ sp.csr_matrix(np.array([[np.inf]] + [[0.0]] * 5))
+    with pytest.raises(TypeError, match="numeric"):
+        S @ np.array([["a"]] * 6)
+    with pytest.raises(TypeError, match="real numeric"):
+        S @ (np.ones((6, 1)) * 1j)
+    with pytest.raises(ValueError, match="2-D"):
+        S @ np.ones((6, 2, 2))
+    with pytest.raises(ValueError, match="exceeds"):
+        S.apply(np.ones((4, 2)), offset=3)
+    with pytest.raises(ValueError, match="offset"):
+        S.apply(np.ones((4, 2)), offset=-1)
+    with pytest.raises(TypeError, match="S2"):
+        sl.sketch_both(S, np.ones((6, 2)), np.ones((2, 2)))
+    with pytest.raises(ValueError, match="A.shape\\[1\\]"):
+        sl.sketch_both(S, np.ones((6, 2)), sl.CountSketch(2, 3))
+    with pytest.raises(TypeError, match="offsets"):
+        sl.sketch_both(S, np.ones((6, 3)), sl.CountSketch(2, 3), offsets=5)
+    with pytest.raises(TypeError, match="dask|array"):
+        S @ None
+    # non-finite values are accepted only when the caller opts out explicitly
+    out = S.apply(np.full((6, 1), np.inf), check_finite=False)
+    assert not np.isfinite(out).all()
