@@ -10,7 +10,9 @@ same numbers as the whole operator.
 The mixing function is splitmix64 (Steele, Lea & Flood, 2014): the state
 ``key + (counter + 1) * 0x9E3779B97F4A7C15`` goes through the murmur3-style
 finalizer.  Two versions are kept here and tested against each other: one for
-Numba kernels, one vectorised with NumPy for Python code and tests.
+Numba kernels (``sketchlab._kernels.hashing``, imported only when a kernel
+first runs, so that ``import sketchlab`` does not load Numba), one vectorised
+with NumPy here, for Python code and tests.
 
 Derived quantities (both versions):
 
@@ -21,9 +23,6 @@ Derived quantities (both versions):
 """
 
 import numpy as np
-from numba import njit
-
-from ._config import JIT
 
 GOLDEN = 0x9E3779B97F4A7C15
 _M1 = 0xBF58476D1CE4E5B9
@@ -50,50 +49,6 @@ def _mix64_int(z):
 def derive_key(seed, stream):
     """64-bit key of ``stream`` for an operator with ``seed`` (Python ints)."""
     return _mix64_int((int(seed) & _MASK) + ((int(stream) * GOLDEN) & _MASK))
-
-
-# --------------------------------------------------------------------------
-# Numba versions (compiled into the kernels that call them)
-# --------------------------------------------------------------------------
-
-
-@njit(**JIT)
-def hash64(key, counter):
-    """splitmix64 output for ``(key, counter)``; both uint64."""
-    z = key + (counter + np.uint64(1)) * np.uint64(GOLDEN)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(_M1)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(_M2)
-    return z ^ (z >> np.uint64(31))
-
-
-@njit(**JIT)
-def bucket_of(h, n):
-    """Uniform bucket in ``[0, n)`` from the high 32 bits of ``h``."""
-    return np.int64(((h >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
-
-
-@njit(**JIT)
-def sign_of(h):
-    """+1.0 or -1.0 from bit 0 of ``h``."""
-    return 1.0 - 2.0 * np.float64(h & np.uint64(1))
-
-
-@njit(**JIT)
-def uniform_of(h):
-    """Uniform double in the open interval (0, 1) from the high 53 bits."""
-    return (np.float64(h >> np.uint64(11)) + 0.5) * (1.0 / 9007199254740992.0)
-
-
-@njit(**JIT)
-def normal_of(key, index):
-    """Standard normal number ``index`` of the stream ``key`` (Box-Muller)."""
-    pair = np.uint64(index >> np.uint64(1))
-    u1 = uniform_of(hash64(key, np.uint64(2) * pair))
-    u2 = uniform_of(hash64(key, np.uint64(2) * pair + np.uint64(1)))
-    radius = np.sqrt(-2.0 * np.log(u1))
-    if index & np.uint64(1):
-        return radius * np.sin(2.0 * np.pi * u2)
-    return radius * np.cos(2.0 * np.pi * u2)
 
 
 # --------------------------------------------------------------------------

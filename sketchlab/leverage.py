@@ -1,7 +1,6 @@
 """Exact leverage scores."""
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._validation import as_matrix, check_axis
@@ -40,6 +39,8 @@ def leverage_scores(A, axis=0, *, rtol=None):
     >>> sketchlab.leverage_scores(A)
     array([1., 1., 0.])
     """
+    import scipy.linalg as sla
+
     axis = check_axis(axis)
     A = as_matrix(A, "A")
     if sp.issparse(A):

@@ -397,7 +397,7 @@ class OSNAP(_TableSketch):
     --------
     >>> import numpy as np, sketchlab
     >>> S = sketchlab.OSNAP(8, 100, nnz_per_col=2, rng=0)
-    >>> (np.count_nonzero(S.toarray(), axis=0) == 2).all()
+    >>> bool((np.count_nonzero(S.toarray(), axis=0) == 2).all())
     True
     """
 

@@ -5,6 +5,7 @@ import pytest
 from numba import njit
 
 from sketchlab import _hash
+from sketchlab._kernels import hashing as jit_hash
 
 from .reference import splitmix64_sequence
 
@@ -13,7 +14,7 @@ from .reference import splitmix64_sequence
 def _numba_hashes(key, counters):
     out = np.empty(counters.shape[0], dtype=np.uint64)
     for i in range(counters.shape[0]):
-        out[i] = _hash.hash64(np.uint64(key), np.uint64(counters[i]))
+        out[i] = jit_hash.hash64(np.uint64(key), np.uint64(counters[i]))
     return out
 
 
@@ -24,11 +25,11 @@ def _numba_derived(key, counters, n):
     uniforms = np.empty(counters.shape[0])
     normals = np.empty(counters.shape[0])
     for i in range(counters.shape[0]):
-        h = _hash.hash64(np.uint64(key), np.uint64(counters[i]))
-        buckets[i] = _hash.bucket_of(h, n)
-        signs[i] = _hash.sign_of(h)
-        uniforms[i] = _hash.uniform_of(h)
-        normals[i] = _hash.normal_of(np.uint64(key), np.uint64(counters[i]))
+        h = jit_hash.hash64(np.uint64(key), np.uint64(counters[i]))
+        buckets[i] = jit_hash.bucket_of(h, n)
+        signs[i] = jit_hash.sign_of(h)
+        uniforms[i] = jit_hash.uniform_of(h)
+        normals[i] = jit_hash.normal_of(np.uint64(key), np.uint64(counters[i]))
     return buckets, signs, uniforms, normals
 
 

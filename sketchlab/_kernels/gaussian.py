@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._config import PJIT
-from .._hash import hash64, uniform_of
+from .hashing import hash64, uniform_of
 
 
 @njit(**PJIT)

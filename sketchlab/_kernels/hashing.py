@@ -1,4 +1,9 @@
-"""Bucket/sign tables of CountSketch and OSNAP, computed from the hash.
+"""The counter-based hash as compiled code, and the bucket/sign tables of
+CountSketch and OSNAP computed from it.
+
+The functions below are the Numba twins of the NumPy versions in
+``sketchlab._hash`` (same numbers; tests/test_hash.py checks both against the
+splitmix64 generator).
 
 Column ``j`` of an OSNAP with ``p`` nonzeros per column has one nonzero in
 each of ``p`` row blocks ``[floor(b s / p), floor((b + 1) s / p))``; its row
@@ -10,7 +15,46 @@ import numpy as np
 from numba import njit, prange
 
 from .._config import JIT, PJIT
-from .._hash import bucket_of, hash64, sign_of
+from .._hash import _M1, _M2, GOLDEN
+
+
+@njit(**JIT)
+def hash64(key, counter):
+    """splitmix64 output for ``(key, counter)``; both uint64."""
+    z = key + (counter + np.uint64(1)) * np.uint64(GOLDEN)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(_M1)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(_M2)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(**JIT)
+def bucket_of(h, n):
+    """Uniform bucket in ``[0, n)`` from the high 32 bits of ``h``."""
+    return np.int64(((h >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
+
+
+@njit(**JIT)
+def sign_of(h):
+    """+1.0 or -1.0 from bit 0 of ``h``."""
+    return 1.0 - 2.0 * np.float64(h & np.uint64(1))
+
+
+@njit(**JIT)
+def uniform_of(h):
+    """Uniform double in the open interval (0, 1) from the high 53 bits."""
+    return (np.float64(h >> np.uint64(11)) + 0.5) * (1.0 / 9007199254740992.0)
+
+
+@njit(**JIT)
+def normal_of(key, index):
+    """Standard normal number ``index`` of the stream ``key`` (Box-Muller)."""
+    pair = np.uint64(index >> np.uint64(1))
+    u1 = uniform_of(hash64(key, np.uint64(2) * pair))
+    u2 = uniform_of(hash64(key, np.uint64(2) * pair + np.uint64(1)))
+    radius = np.sqrt(-2.0 * np.log(u1))
+    if index & np.uint64(1):
+        return radius * np.sin(2.0 * np.pi * u2)
+    return radius * np.cos(2.0 * np.pi * u2)
 
 
 @njit(**PJIT)
