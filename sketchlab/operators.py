@@ -285,6 +285,13 @@ class _TableSketch(SketchOperator):
 
     _table_kind = True
 
+    def __getstate__(self):
+        # the cached tables are O(d): never ship them (to dask workers, to
+        # disk); they are recomputed from the seed where needed
+        state = self.__dict__.copy()
+        state.pop("_cache", None)
+        return state
+
     _regular = 0  # entries per column of the CSC table when all columns have the same number
 
     def _csc_table(self, j0, j1):

@@ -437,3 +437,18 @@ def test_bad_application():
     # non-finite values are accepted only when the caller opts out explicitly
     out = S.apply(np.full((6, 1), np.inf), check_finite=False)
     assert not np.isfinite(out).all()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_pickle_roundtrip_is_small_and_equal(kind):
+    import pickle
+
+    S = make(kind, 6, 5000, seed=2)
+    x = np.random.default_rng(0).standard_normal(5000)
+    y = S @ x  # fills the table cache of the hashing kinds
+    blob = pickle.dumps(S)
+    T = pickle.loads(blob)
+    assert T == S
+    np.testing.assert_array_equal(T @ x, y)
+    if kind not in ("leverage",):  # a leverage sampler carries its probabilities (O(d))
+        assert len(blob) < 4000
