@@ -278,10 +278,25 @@ class _TransposedSketch:
 # ---------------------------------------------------------------------------
 
 
+class _Tables:
+    """The nonzeros of columns ``[j0, j1)`` of a table kind, in the forms the
+    kernels take (see ``sketchlab._kernels.apply``)."""
+
+    __slots__ = ("csr", "csc", "codes", "p", "scale")
+
+    def __init__(self, csr, csc, codes=None, p=0, scale=1.0):
+        self.csr = csr  # (row_ptr, col_idx, val): row t of S -> its columns
+        self.csc = csc  # (col_ptr, row_idx, val): column j of S -> its rows
+        self.codes = codes  # hashing kinds: row << 1 | sign_bit, p per column
+        self.p = p
+        self.scale = scale
+
+
 class _TableSketch(SketchOperator):
     """Kinds whose nonzeros are listed in tables: CSC (column j -> rows,
     values) for the right side and CSR (row t -> columns, values) for the
-    left side.  One kernel family applies them to every input format."""
+    left side, plus packed codes for the hashing kinds.  One kernel family
+    applies them to every input format."""
 
     _table_kind = True
 
@@ -292,29 +307,29 @@ class _TableSketch(SketchOperator):
         state.pop("_cache", None)
         return state
 
-    _regular = 0  # entries per column of the CSC table when all columns have the same number
-
     def _csc_table(self, j0, j1):
         """(col_ptr, rows, vals) of columns [j0, j1)."""
         raise NotImplementedError  # pragma: no cover
 
+    def _make_tables(self, j0, j1):
+        return _Tables(None, self._csc_table(j0, j1))
+
     def _tables(self, j0, j1):
-        """(csr, csc) tables of columns [j0, j1), cached for the full range."""
+        """:class:`_Tables` of columns [j0, j1), cached for the full range."""
         full = j0 == 0 and j1 == self._d
         if full and getattr(self, "_cache", None) is not None:
             return self._cache
         from ._kernels.hashing import transpose_table
 
-        col_ptr, rows, vals = self._csc_table(j0, j1)
+        tables = self._make_tables(j0, j1)
+        col_ptr, rows, vals = tables.csc
         nnz = rows.shape[0]
-        p = self._regular
-        idx_dtype = _index_dtype(j1 - j0)
         row_ptr = np.zeros(self._s + 1, dtype=np.int64)
-        row_idx = np.empty(nnz, dtype=idx_dtype)
+        row_idx = np.empty(nnz, dtype=_index_dtype(j1 - j0))
         row_val = np.empty(nnz, dtype=np.float64)
         cursor = np.empty(self._s, dtype=np.int64)
         transpose_table(col_ptr, rows, vals, row_ptr, row_idx, row_val, cursor)
-        tables = ((row_ptr, row_idx, row_val), (col_ptr, rows, vals, p))
+        tables.csr = (row_ptr, row_idx, row_val)
         if full and self._d <= TABLE_CACHE_MAX_DIM:
             self._cache = tables
         return tables
@@ -323,45 +338,41 @@ class _TableSketch(SketchOperator):
         from ._kernels import apply as K
 
         b = A.shape[axis]
-        csr_t, csc_t = self._tables(offset, offset + b)
+        tables = self._tables(offset, offset + b)
         dtype = result_dtype(A.dtype)
         s = self._s
         if axis == 0:  # S_blk A, (s, n)
             n = A.shape[1]
             if sp.issparse(A) and A.format == "csr":
                 out = _empty_out((s, n), dtype)
-                K.left_csr(*csr_t, A.indptr, A.indices, A.data, out)
+                K.left_csr(*tables.csr, A.indptr, A.indices, A.data, out)
                 return out
             if sp.issparse(A):  # CSC arrays of A are the CSR arrays of A^T
-                out = _empty_out((n, s), dtype)
-                K.right_csr(A.indptr, A.indices, A.data, *csc_t, out)
-                return out.T
+                return _right_csr(K, A, tables, (n, s), dtype).T
             if A.flags.c_contiguous:
                 out = _empty_out((s, n), dtype)
-                K.left_dense(*csr_t, A, out)
+                K.left_dense(*tables.csr, A, out)
                 return out
             out = _empty_out((n, s), dtype)
-            K.right_dense(A.T, *csc_t, out)
+            K.right_dense(A.T, *tables.csc, out)
             return out.T
         m = A.shape[0]  # A S_blk^T, (m, s)
         if sp.issparse(A) and A.format == "csr":
-            out = _empty_out((m, s), dtype)
-            K.right_csr(A.indptr, A.indices, A.data, *csc_t, out)
-            return out
+            return _right_csr(K, A, tables, (m, s), dtype)
         if sp.issparse(A):
             out = _empty_out((s, m), dtype)
-            K.left_csr(*csr_t, A.indptr, A.indices, A.data, out)
+            K.left_csr(*tables.csr, A.indptr, A.indices, A.data, out)
             return out.T
         if A.flags.c_contiguous:
             out = _empty_out((m, s), dtype)
-            K.right_dense(A, *csc_t, out)
+            K.right_dense(A, *tables.csc, out)
             return out
         out = _empty_out((s, m), dtype)
-        K.left_dense(*csr_t, A.T, out)
+        K.left_dense(*tables.csr, A.T, out)
         return out.T
 
     def _columns(self, j0, j1):
-        col_ptr, rows, vals = self._csc_table(j0, j1)
+        col_ptr, rows, vals = self._make_tables(j0, j1).csc
         out = np.zeros((j1 - j0, self._s))
         cols = np.repeat(np.arange(j1 - j0), np.diff(col_ptr))
         np.add.at(out, (cols, rows), vals)
@@ -369,12 +380,23 @@ class _TableSketch(SketchOperator):
 
     def tosparse(self, format="csr"):
         """S as a ``scipy.sparse.csr_array`` (or ``format``), built from its tables."""
-        col_ptr, rows, vals = self._csc_table(0, self._d)
+        col_ptr, rows, vals = self._make_tables(0, self._d).csc
         S = sp.csc_array((vals, rows, col_ptr), shape=self.shape)
         return S.asformat(format)
 
     def _rmatmat(self, Y):
         return np.asarray(self.tosparse("csc").T @ np.asarray(Y, dtype=np.float64))
+
+
+def _right_csr(K, A, tables, shape, dtype):
+    """A S^T for CSR arrays of A (rows of ``shape[0]``), by packed codes when
+    the kind has them."""
+    out = _empty_out(shape, dtype)
+    if tables.codes is not None:
+        K.right_csr_hash(A.indptr, A.indices, A.data, tables.codes, tables.p, tables.scale, out)
+    else:
+        K.right_csr_table(A.indptr, A.indices, A.data, *tables.csc, out)
+    return out
 
 
 class OSNAP(_TableSketch):
@@ -415,7 +437,6 @@ class OSNAP(_TableSketch):
         if nnz_per_col is None:
             nnz_per_col = min(4, self._s)
         self._p = check_int(nnz_per_col, "nnz_per_col", 1, self._s)
-        self._regular = self._p
         self._key = np.uint64(_hash.derive_key(self._seed, _hash.STREAM_HASHING))
 
     @property
@@ -428,16 +449,18 @@ class OSNAP(_TableSketch):
     def _repr_params(self):
         return (("nnz_per_col", self._p),)
 
-    def _csc_table(self, j0, j1):
-        from ._kernels.hashing import hashing_columns
+    def _make_tables(self, j0, j1):
+        from ._kernels.hashing import hashing_codes
 
         b = j1 - j0
         p = self._p
-        rows = np.empty(b * p, dtype=np.int32)
-        vals = np.empty(b * p, dtype=np.float64)
-        hashing_columns(self._key, self._s, p, j0, b, rows, vals)
+        codes = np.empty(b * p, dtype=np.int32)
+        hashing_codes(self._key, self._s, p, j0, b, codes)
+        scale = 1.0 / np.sqrt(p)
+        rows = codes >> 1
+        vals = np.where(codes & 1, -scale, scale)
         col_ptr = np.arange(0, b * p + 1, p, dtype=np.int64)
-        return col_ptr, rows, vals
+        return _Tables(None, (col_ptr, rows, vals), codes, p, scale)
 
 
 class CountSketch(OSNAP):
@@ -960,36 +983,38 @@ def _both_tables(S1, A, S2, i0, j0):
     from ._kernels import apply as K
 
     m, n = A.shape
-    csr1, csc1 = S1._tables(i0, i0 + m)
-    csr2, csc2 = S2._tables(j0, j0 + n)
+    t1 = S1._tables(i0, i0 + m)
+    t2 = S2._tables(j0, j0 + n)
     dtype = result_dtype(A.dtype)
     s1, s2 = S1.sketch_size, S2.sketch_size
     if not sp.issparse(A):
         if A.flags.c_contiguous:
             out = _empty_out((s1, s2), dtype)
-            K.both_dense(*csr1, A, *csc2, out)
+            K.both_dense(*t1.csr, A, *t2.csc, out)
             return out
         out = _empty_out((s2, s1), dtype)
-        K.both_dense(*csr2, A.T, *csc1, out)
+        K.both_dense(*t2.csr, A.T, *t1.csc, out)
         return out.T
     # the CSC arrays of A are the CSR arrays of A^T: (S1 A S2^T)^T = S2 A^T S1^T
-    if A.format == "csr":
-        left, right, transposed = (csr1, csc1), csc2, False
-    else:
-        left, right, transposed = (csr2, csc2), csc1, True
+    transposed = A.format == "csc"
+    left, right = (t2, t1) if transposed else (t1, t2)
     shape = (s2, s1) if transposed else (s1, s2)
     out = _empty_out(shape, dtype)
     nchunks = _stream_chunks(A, shape, dtype)
-    if left[1][3] == 0 or nchunks == 0:
-        # samplers on the left (or buffers too large): visit only the rows
-        # each output row needs
-        K.both_csr_rows(*left[0], A.indptr, A.indices, A.data, *right, out)
+    if left.codes is None or right.codes is None or nchunks == 0:
+        # samplers (or buffers too large): each output row gathers the rows
+        # of A it needs, so a sampler reads only its sampled rows
+        K.both_csr_rows(*left.csr, A.indptr, A.indices, A.data, *right.csc, out)
     else:
-        # hashing kinds on the left touch every row: stream A in row order
+        # hashing kinds touch every row: stream A once in its row order
+        nrows = A.shape[1] if transposed else A.shape[0]
         bounds = np.searchsorted(A.indptr, np.linspace(0, A.indptr[-1], nchunks + 1))
-        bounds[0], bounds[-1] = 0, A.shape[1] if transposed else A.shape[0]
+        bounds[0], bounds[-1] = 0, nrows
         bufs = np.empty((nchunks,) + shape, dtype=dtype)
-        K.both_csr_chunks(*left[1], A.indptr, A.indices, A.data, *right, bounds, bufs)
+        K.both_csr_chunks_hash(
+            left.codes, left.p, left.scale, A.indptr, A.indices, A.data,
+            right.codes, right.p, right.scale, bounds, bufs,
+        )
         K.sum_chunks(bufs, out)
     return out.T if transposed else out
 

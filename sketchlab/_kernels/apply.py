@@ -1,14 +1,18 @@
 """Application of a sparse sketch given by tables, to CSR or C-ordered dense A.
 
-One kernel family serves CountSketch, OSNAP and the samplers: the operator
-hands over its nonzeros as a CSR table (row t of S -> columns and values) for
-the left side and as a CSC table (column j of S -> rows and values) for the
-right side.  A CSC table is "regular" when every column has exactly ``p``
-entries (CountSketch, OSNAP): then ``p > 0`` is passed and the entries of
-column j sit at ``[j p, (j + 1) p)`` without reading the pointer array; for
-samplers ``p = 0`` and the pointers are read.  CSC and F-ordered inputs are
-handled by the caller through transposition (the CSC arrays of A are the CSR
-arrays of A^T).
+One kernel family serves CountSketch, OSNAP and the samplers.  The operator
+hands over its nonzeros in the forms a kernel needs:
+
+- a CSR table (row t of S -> columns and values) for the left side;
+- a CSC table (column j of S -> rows and values) for the right side;
+- for the hashing kinds, also packed codes: the ``p`` nonzeros of column j
+  are ``codes[j p : (j + 1) p]``, each ``row << 1 | sign_bit``, of magnitude
+  ``scale``.  One 4-byte load per nonzero instead of a pointer, an index and
+  a value keeps the table and the output buffer of the streaming kernels in
+  L2 cache.
+
+CSC and F-ordered inputs are handled by the caller through transposition
+(the CSC arrays of A are the CSR arrays of A^T).
 
 Determinism: parallel loops run either over output rows that no other
 iteration writes, or over a FIXED number of input chunks (chosen from the
@@ -20,9 +24,12 @@ the threads.  Duplicate or unsorted indices in A are simply summed, as scipy
 does.
 """
 
+import numpy as np
 from numba import njit, prange
 
 from .._config import PJIT
+
+_SIGNS = np.array([1.0, -1.0])  # indexed by the sign bit of a code
 
 
 @njit(**PJIT)
@@ -40,9 +47,8 @@ def left_csr(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, out):
 
 
 @njit(**PJIT)
-def right_csr(a_ptr, a_idx, a_val, c_ptr, c_idx, c_val, p, out):
-    """out = A S^T  (m x s) with A as CSR arrays and S as a CSC table
-    (regular with ``p`` entries per column when ``p > 0``)."""
+def right_csr_table(a_ptr, a_idx, a_val, c_ptr, c_idx, c_val, out):
+    """out = A S^T  (m x s) with A as CSR arrays and S as a CSC table."""
     m, s = out.shape
     for i in prange(m):
         row = out[i]
@@ -50,16 +56,29 @@ def right_csr(a_ptr, a_idx, a_val, c_ptr, c_idx, c_val, p, out):
         for q in range(a_ptr[i], a_ptr[i + 1]):
             j = a_idx[q]
             v = a_val[q]
-            lo = j * p if p > 0 else c_ptr[j]
-            hi = lo + p if p > 0 else c_ptr[j + 1]
-            for k in range(lo, hi):
+            for k in range(c_ptr[j], c_ptr[j + 1]):
                 row[c_idx[k]] += v * c_val[k]
 
 
 @njit(**PJIT)
-def both_csr_rows(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, c_ptr, c_idx, c_val, p, out):
+def right_csr_hash(a_ptr, a_idx, a_val, codes, p, scale, out):
+    """out = A S^T  (m x s) with A as CSR arrays and S as packed codes."""
+    m, s = out.shape
+    for i in prange(m):
+        row = out[i]
+        row[:] = 0.0
+        for q in range(a_ptr[i], a_ptr[i + 1]):
+            base = np.uint64(a_idx[q]) * np.uint64(p)
+            v = scale * a_val[q]
+            for b in range(p):
+                code = np.uint32(codes[base + np.uint64(b)])
+                row[code >> np.uint32(1)] += v * _SIGNS[code & np.uint32(1)]
+
+
+@njit(**PJIT)
+def both_csr_rows(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, c_ptr, c_idx, c_val, out):
     """out = S1 A S2^T  (s1 x s2), one output row per iteration: S1 as a CSR
-    table (visits only the rows of A that S1 touches: the kernel for
+    table (only the rows of A that S1 touches are read: the kernel for
     samplers), A as CSR arrays, S2 as a CSC table."""
     s1, s2 = out.shape
     for t in prange(s1):
@@ -71,37 +90,36 @@ def both_csr_rows(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, c_ptr, c_idx, c_val,
             for q in range(a_ptr[i], a_ptr[i + 1]):
                 j = a_idx[q]
                 wv = w * a_val[q]
-                lo = j * p if p > 0 else c_ptr[j]
-                hi = lo + p if p > 0 else c_ptr[j + 1]
-                for k2 in range(lo, hi):
+                for k2 in range(c_ptr[j], c_ptr[j + 1]):
                     row[c_idx[k2]] += wv * c_val[k2]
 
 
 @njit(**PJIT)
-def both_csr_chunks(
-    r_ptr, r_idx, r_val, p1, a_ptr, a_idx, a_val, c_ptr, c_idx, c_val, p2, bounds, bufs
+def both_csr_chunks_hash(
+    codes1, p1, scale1, a_ptr, a_idx, a_val, codes2, p2, scale2, bounds, bufs
 ):
-    """bufs[c] = S1[:, rows of chunk c] A[rows of chunk c] S2^T: the rows of A
-    are read in their natural order (a streaming pass over the nonzeros),
-    chunk ``c`` covering rows ``[bounds[c], bounds[c + 1])``.  S1 and S2 are
-    CSC tables.  Sum ``bufs`` in chunk order (:func:`sum_chunks`)."""
+    """bufs[c] = S1[:, rows of chunk c] A[rows of chunk c] S2^T for hashing
+    kinds given as packed codes: the rows of A are read in their natural
+    order (a streaming pass over the nonzeros), chunk ``c`` covering rows
+    ``[bounds[c], bounds[c + 1])``.  Sum ``bufs`` in chunk order with
+    :func:`sum_chunks`."""
     nchunks = bounds.shape[0] - 1
+    up1 = np.uint64(p1)
+    up2 = np.uint64(p2)
     for c in prange(nchunks):
         buf = bufs[c]
         buf[:, :] = 0.0
         for i in range(bounds[c], bounds[c + 1]):
-            lo1 = i * p1 if p1 > 0 else r_ptr[i]
-            hi1 = lo1 + p1 if p1 > 0 else r_ptr[i + 1]
-            for k1 in range(lo1, hi1):
-                row = buf[r_idx[k1]]
-                w = r_val[k1]
+            for b1 in range(p1):
+                code1 = np.uint32(codes1[np.uint64(i) * up1 + np.uint64(b1)])
+                row = buf[code1 >> np.uint32(1)]
+                w = scale1 * scale2 * _SIGNS[code1 & np.uint32(1)]
                 for q in range(a_ptr[i], a_ptr[i + 1]):
-                    j = a_idx[q]
+                    base = np.uint64(a_idx[q]) * up2
                     wv = w * a_val[q]
-                    lo = j * p2 if p2 > 0 else c_ptr[j]
-                    hi = lo + p2 if p2 > 0 else c_ptr[j + 1]
-                    for k2 in range(lo, hi):
-                        row[c_idx[k2]] += wv * c_val[k2]
+                    for b2 in range(p2):
+                        code = np.uint32(codes2[base + np.uint64(b2)])
+                        row[code >> np.uint32(1)] += wv * _SIGNS[code & np.uint32(1)]
 
 
 @njit(**PJIT)
@@ -131,7 +149,7 @@ def left_dense(s_ptr, s_idx, s_val, a, out):
 
 
 @njit(**PJIT)
-def right_dense(a, c_ptr, c_idx, c_val, p, out):
+def right_dense(a, c_ptr, c_idx, c_val, out):
     """out = A S^T  (m x s) with A dense (C order) and S as a CSC table."""
     m, s = out.shape
     n = a.shape[1]
@@ -140,14 +158,12 @@ def right_dense(a, c_ptr, c_idx, c_val, p, out):
         row[:] = 0.0
         for j in range(n):
             v = a[i, j]
-            lo = j * p if p > 0 else c_ptr[j]
-            hi = lo + p if p > 0 else c_ptr[j + 1]
-            for k in range(lo, hi):
+            for k in range(c_ptr[j], c_ptr[j + 1]):
                 row[c_idx[k]] += v * c_val[k]
 
 
 @njit(**PJIT)
-def both_dense(s_ptr, s_idx, s_val, a, c_ptr, c_idx, c_val, p, out):
+def both_dense(s_ptr, s_idx, s_val, a, c_ptr, c_idx, c_val, out):
     """out = S1 A S2^T  (s1 x s2) with A dense (C order), one pass over the
     rows of A that S1 touches."""
     s1, s2 = out.shape
@@ -160,7 +176,5 @@ def both_dense(s_ptr, s_idx, s_val, a, c_ptr, c_idx, c_val, p, out):
             w = s_val[k]
             for j in range(n):
                 wv = w * a[i, j]
-                lo = j * p if p > 0 else c_ptr[j]
-                hi = lo + p if p > 0 else c_ptr[j + 1]
-                for k2 in range(lo, hi):
+                for k2 in range(c_ptr[j], c_ptr[j + 1]):
                     row[c_idx[k2]] += wv * c_val[k2]

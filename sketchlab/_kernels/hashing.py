@@ -58,10 +58,9 @@ def normal_of(key, index):
 
 
 @njit(**PJIT)
-def hashing_columns(key, s, p, j0, b, rows, vals):
-    """CSC table of columns ``[j0, j0 + b)``: entries of local column ``jj``
-    are ``rows[jj p : (jj + 1) p]`` and ``vals[...]`` (``+-1/sqrt(p)``)."""
-    scale = 1.0 / np.sqrt(p)
+def hashing_codes(key, s, p, j0, b, codes):
+    """Packed nonzeros of columns ``[j0, j0 + b)``: local column ``jj`` has
+    ``codes[jj p + blk] = row << 1 | sign_bit`` for its blocks ``blk < p``."""
     key = np.uint64(key)
     up = np.uint64(p)
     for jj in prange(b):
@@ -70,8 +69,8 @@ def hashing_columns(key, s, p, j0, b, rows, vals):
             h = hash64(key, base + np.uint64(blk))
             lo = (blk * s) // p
             hi = ((blk + 1) * s) // p
-            rows[jj * p + blk] = lo + bucket_of(h, hi - lo)
-            vals[jj * p + blk] = sign_of(h) * scale
+            row = lo + bucket_of(h, hi - lo)
+            codes[jj * p + blk] = (row << 1) | np.int64(h & np.uint64(1))
 
 
 @njit(**JIT)
