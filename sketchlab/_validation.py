@@ -113,6 +113,28 @@ def check_finite(A, name):
         raise ValueError(f"{name} must not contain NaN or Inf")
 
 
+def check_compressed(A, name, finite=True):
+    """Check the arrays of a CSR/CSC matrix that the kernels index with
+    (pointers, index range) and, with ``finite``, its values, in one pass.
+    scipy's constructors do not check index ranges; a corrupt matrix must
+    give an error, never a crash."""
+    from ._kernels.reductions import check_compressed as _check
+
+    ncols = A.shape[1] if A.format == "csr" else A.shape[0]
+    data = A.data
+    if data.dtype.kind not in "f":
+        data = data.astype(np.float64)
+    if A.indptr.shape[0] != (A.shape[0] if A.format == "csr" else A.shape[1]) + 1:
+        raise ValueError(f"{name} has an indptr of the wrong length for its shape")
+    status = _check(A.indptr, A.indices, data, ncols, finite)
+    if status == 1:
+        raise ValueError(f"{name} has an invalid indptr (not a non-decreasing pointer array)")
+    if status == 2:
+        raise ValueError(f"{name} has sparse indices outside [0, {ncols})")
+    if status == 3:
+        raise ValueError(f"{name} must not contain NaN or Inf")
+
+
 def as_matrix(A, name, *, allow_1d=False, sparse=True, finite=True, copy=False):
     """Validate a matrix argument and bring it to a canonical form.
 
@@ -120,6 +142,8 @@ def as_matrix(A, name, *, allow_1d=False, sparse=True, finite=True, copy=False):
     ``scipy.sparse`` CSR/CSC matrix or array with float32/float64 data and
     its index arrays untouched.  Other sparse formats are converted to CSR.
     With ``allow_1d`` a 1-D array is accepted and returned as is (as float).
+    ``finite`` rejects NaN and Inf; the index arrays of a sparse matrix are
+    always checked (a corrupt one would make a kernel read out of bounds).
     """
     if sp.issparse(A):
         if not sparse:
@@ -156,6 +180,8 @@ def as_matrix(A, name, *, allow_1d=False, sparse=True, finite=True, copy=False):
         elif copy:
             arr = arr.copy(order="K")
         A = arr
-    if finite:
+    if sp.issparse(A):
+        check_compressed(A, name, finite)
+    elif finite:
         check_finite(A, name)
     return A

@@ -452,3 +452,30 @@ def test_pickle_roundtrip_is_small_and_equal(kind):
     np.testing.assert_array_equal(T @ x, y)
     if kind not in ("leverage",):  # a leverage sampler carries its probabilities (O(d))
         assert len(blob) < 4000
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_corrupt_sparse_arrays_give_errors_not_crashes(fmt):
+    S1, S2 = sl.CountSketch(3, 6, rng=0), sl.UniformSampler(2, 6, rng=1)
+
+    def fresh():
+        return sp.random(6, 6, density=0.5, format=fmt, random_state=0)
+
+    corruptions = {
+        "at_bound": lambda M: M.indices.__setitem__(0, 6),
+        "far_outside": lambda M: M.indices.__setitem__(0, 600),
+        "negative": lambda M: M.indices.__setitem__(1, -1),
+        "indptr": lambda M: M.indptr.__setitem__(3, M.indptr[-1] + 5),
+        "decreasing": lambda M: M.indptr.__setitem__(2, M.indptr[3] + 1),
+    }
+    for name, corrupt in corruptions.items():
+        M = fresh()
+        corrupt(M)
+        for call in (
+            lambda: S1 @ M,
+            lambda: S1.apply(M.T, axis=1),
+            lambda: sl.sketch_both(S1, M, S2),
+            lambda: sl.sketch_both(S1, M, S2, check_finite=False),
+        ):
+            with pytest.raises(ValueError, match="indices|indptr"):
+                call()

@@ -43,3 +43,45 @@ def read_pass(data, indices):
             local += data[i] + np.float64(indices[i])
         acc += local
     return acc
+
+
+@njit(**PJIT)
+def check_compressed(indptr, indices, data, ncols, finite):
+    """Validate compressed sparse arrays before a kernel trusts them.
+
+    Returns 0 when valid, 1 when ``indptr`` is not a non-decreasing pointer
+    array into ``indices``/``data``, 2 when an index is outside ``[0, ncols)``,
+    3 when (with ``finite``) a stored value is NaN or Inf.  One pass over the
+    stored entries, in fixed chunks."""
+    m = indptr.shape[0] - 1
+    nnz = min(indices.shape[0], data.shape[0])
+    if m < 0 or indptr[0] < 0:
+        return 1
+    for i in range(m):
+        if indptr[i + 1] < indptr[i]:
+            return 1
+    if indptr[m] > nnz:
+        return 1
+    lo0 = indptr[0]
+    n = indptr[m] - lo0
+    nchunks = (n + _CHUNK - 1) // _CHUNK
+    bad = 0
+    acc = 0.0
+    for c in prange(nchunks):
+        lo = lo0 + c * _CHUNK
+        hi = min(lo0 + n, lo + _CHUNK)
+        local_bad = 0
+        local_acc = 0.0
+        for q in range(lo, hi):
+            j = indices[q]
+            if j < 0 or j >= ncols:
+                local_bad += 1
+            if finite:
+                local_acc += data[q] * 0.0
+        bad += local_bad
+        acc += local_acc
+    if bad:
+        return 2
+    if acc != 0.0:
+        return 3
+    return 0
