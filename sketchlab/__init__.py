@@ -13,6 +13,10 @@ front are imported on first use, so that ``import sketchlab`` stays cheap.
 
 import importlib
 
+# gmr is imported eagerly: the function gmr shares its name with the module
+# sketchlab.gmr, and a lazy attribute would be replaced by the module as soon
+# as another module imports from it
+from .gmr import UnderdeterminedSketchWarning, fast_gmr, gmr, project_psd, project_symmetric
 from .leverage import leverage_scores
 from .operators import (
     OSNAP,
@@ -33,10 +37,6 @@ __version__ = "0.1.0.dev0"
 
 # public name -> module that defines it (imported lazily)
 _LAZY = {
-    "gmr": "gmr",
-    "fast_gmr": "gmr",
-    "project_symmetric": "gmr",
-    "project_psd": "gmr",
     "gmr_residual": "residuals",
     "gmr_error_ratio": "residuals",
     "lowrank_residual": "residuals",
@@ -67,6 +67,11 @@ __all__ = [
     "make_sketch",
     "SKETCH_KINDS",
     "leverage_scores",
+    "gmr",
+    "fast_gmr",
+    "project_symmetric",
+    "project_psd",
+    "UnderdeterminedSketchWarning",
     *_LAZY,
 ]
 

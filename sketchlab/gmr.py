@@ -1,12 +1,530 @@
 """Generalized matrix regression: exact (``gmr``) and sketched (``fast_gmr``,
-Algorithm 1), with the symmetric and PSD projections of Theorem 2."""
+Algorithm 1), with the symmetric and PSD projections of Theorem 2.
+
+The GMR problem is ``min_X ||A - C X R||_F`` with solution
+``X* = C^+ A R^+`` (eq. glsr).  Fast GMR solves the sketched problem
+``min_X ||S_C C X R S_R^T - S_C A S_R^T||_F`` instead (eq. ske_gmlr), whose
+solution is ``X~ = (S_C C)^+ (S_C A S_R^T) (R S_R^T)^+`` (eq. U_hat).
+
+Both share one small solver: ``L^+ M Rr^+`` through thin SVDs of the two
+small factors, with singular values below a relative tolerance treated as
+zero (pseudo-inverse semantics for rank-deficient factors).
+"""
+
+import numbers
+import warnings
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 
-from ._validation import as_matrix
+from ._validation import as_generator, as_matrix, check_int
+from .operators import (
+    SKETCH_KINDS,
+    LeverageScoreSampler,
+    SketchOperator,
+    make_sketch,
+    sketch_both,
+)
 
-__all__ = ["project_symmetric", "project_psd"]
+__all__ = [
+    "gmr",
+    "fast_gmr",
+    "project_symmetric",
+    "project_psd",
+    "UnderdeterminedSketchWarning",
+]
+
+_STRUCTURES = ("symmetric", "psd")
+
+
+class UnderdeterminedSketchWarning(UserWarning):
+    """A sketch size of :func:`fast_gmr` is below the matching dimension of
+    C or R (``s_c < c`` or ``s_r < r``): ``S_C C`` (or ``R S_R^T``) cannot have
+    full rank, the sketched problem is underdetermined and its minimum-norm
+    solution carries no (1 + eps) guarantee."""
+
+
+# ---------------------------------------------------------------------------
+# Input checks shared with sketchlab.residuals
+# ---------------------------------------------------------------------------
+
+
+def _dense_factor(B, name):
+    """A dense 2-D float array; a sparse factor is densified (it is thin)."""
+    B = as_matrix(B, name)
+    if sp.issparse(B):
+        B = B.toarray()
+    if B.shape[0] == 0 or B.shape[1] == 0:
+        raise ValueError(f"{name} must not have an empty dimension, got shape {B.shape}")
+    return B
+
+
+def _check_gmr_inputs(A, C, R):
+    """Validate ``A`` (m, n), ``C`` (m, c), ``R`` (r, n): numeric, finite and
+    of agreeing shapes.  A stays dense or CSR/CSC; C and R become dense."""
+    A = as_matrix(A, "A")
+    if A.shape[0] == 0 or A.shape[1] == 0:
+        raise ValueError(f"A must not have an empty dimension, got shape {A.shape}")
+    C = _dense_factor(C, "C")
+    R = _dense_factor(R, "R")
+    m, n = A.shape
+    if C.shape[0] != m:
+        raise ValueError(
+            f"C must have A.shape[0] = {m} rows, got C of shape {C.shape} for A of shape {A.shape}"
+        )
+    if R.shape[1] != n:
+        raise ValueError(
+            f"R must have A.shape[1] = {n} columns, got R of shape {R.shape} "
+            f"for A of shape {A.shape}"
+        )
+    return A, C, R
+
+
+def _check_core(X, C, R, name="X"):
+    """Validate a core matrix of shape (c, r) for ``C X R``."""
+    X = as_matrix(X, name, sparse=False)
+    want = (C.shape[1], R.shape[0])
+    if X.shape != want:
+        raise ValueError(
+            f"{name} must have shape (C.shape[1], R.shape[0]) = {want}, got {X.shape} "
+            f"(C of shape {C.shape}, R of shape {R.shape})"
+        )
+    return X
+
+
+def _check_rtol(rtol):
+    if rtol is None:
+        return None
+    if isinstance(rtol, (bool, np.bool_)) or not isinstance(rtol, numbers.Real):
+        raise TypeError(f"rtol must be None or a real number, got {rtol!r}")
+    rtol = float(rtol)
+    if not (np.isfinite(rtol) and 0.0 <= rtol < 1.0):
+        raise ValueError(f"rtol must be None or a number in [0, 1), got {rtol!r}")
+    return rtol
+
+
+def _out_dtype(*arrays):
+    """float32 when every input is float32, else float64."""
+    if all(a.dtype == np.float32 for a in arrays):
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+_BLAS_CONTROLLER = None
+
+
+def _one_blas_thread():
+    """Context limiting BLAS to one thread (SPEC 7: idle OpenBLAS threads
+    spinning after a LAPACK call slow down the Numba kernels that follow)."""
+    global _BLAS_CONTROLLER
+    if _BLAS_CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS_CONTROLLER = ThreadpoolController()
+    return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
+
+
+# ---------------------------------------------------------------------------
+# Small dense solver: L^+ M Rr^+
+# ---------------------------------------------------------------------------
+
+
+def _truncated_svd(B, rtol, eps):
+    """Thin SVD of a small dense ``B`` with the singular values at or below
+    ``rtol * s_max`` dropped (default ``rtol = max(B.shape) * eps``, as
+    ``numpy.linalg.matrix_rank``).  Returns ``U, s, Vt`` of the numerical rank."""
+    B = np.asarray(B, dtype=np.float64)
+    try:
+        U, s, Vt = sla.svd(B, full_matrices=False, check_finite=False, lapack_driver="gesdd")
+    except np.linalg.LinAlgError:  # pragma: no cover - gesdd rarely fails to converge
+        U, s, Vt = sla.svd(B, full_matrices=False, check_finite=False, lapack_driver="gesvd")
+    if rtol is None:
+        rtol = max(B.shape) * eps
+    k = int(np.count_nonzero(s > rtol * s[0])) if s.size and s[0] > 0 else 0
+    return U[:, :k], s[:k], Vt[:k]
+
+
+def _pinv_sandwich(L, M, Rr, rtol_l, rtol_r, eps):
+    """``L^+ M Rr^+`` for small dense ``L`` (p, c), ``M`` (p, q), ``Rr`` (r, q).
+
+    With L = U1 diag(s1) V1^T and Rr = U2 diag(s2) V2^T (truncated),
+    L^+ M Rr^+ = V1 diag(1/s1) (U1^T M V2) diag(1/s2) U2^T.
+    """
+    U1, s1, V1t = _truncated_svd(L, rtol_l, eps)
+    U2, s2, V2t = _truncated_svd(Rr, rtol_r, eps)
+    core = (U1.T @ np.asarray(M, dtype=np.float64)) @ V2t.T
+    core /= s1[:, None]
+    core /= s2[None, :]
+    return (V1t.T @ core) @ U2.T
+
+
+# ---------------------------------------------------------------------------
+# Exact GMR
+# ---------------------------------------------------------------------------
+
+
+def _range_factors(A, C, R):
+    """Thin QRs ``C = Q_C T_C``, ``R^T = Q_R T_R`` and ``B = Q_C^T A Q_R``.
+
+    Then ``C X R = Q_C (T_C X T_R^T) Q_R^T`` for every X, so the GMR problem
+    reduces to the small ``min_X ||B - T_C X T_R^T||`` plus the part of A
+    outside the two ranges.  A is touched by one product, on the thinner side.
+    """
+    # Everything but the product with A runs on one BLAS thread: QRs of thin
+    # matrices are memory-bound level-2 work that threads barely speed up, and
+    # on a busy machine two OpenBLAS threads made the small GEMM below 10-100x
+    # slower (SPEC 7).  A sparse product is serial scipy; a dense one a GEMM.
+    with _one_blas_thread():
+        Q_C, T_C = sla.qr(np.asarray(C, dtype=np.float64), mode="economic", check_finite=False)
+        Q_R, T_R = sla.qr(np.asarray(R, dtype=np.float64).T, mode="economic", check_finite=False)
+    right = Q_R.shape[1] <= Q_C.shape[1]
+    AQ = np.asarray(A @ Q_R) if right else np.asarray(A.T @ Q_C)  # (m, k_r) or (n, k_c)
+    with _one_blas_thread():
+        B = Q_C.T @ AQ if right else AQ.T @ Q_R
+    return Q_C, T_C, Q_R, T_R, B
+
+
+def _gmr_from_factors(T_C, T_R, B, shape_c, shape_r, rtol, eps):
+    """``X* = T_C^+ B (T_R^T)^+``, the GMR solution from :func:`_range_factors`.
+
+    ``C^+ = T_C^+ Q_C^T`` because Q_C has orthonormal columns (likewise for R);
+    the default rank tolerance is that of the full factors (``max(m, c) eps``
+    for C, ``max(n, r) eps`` for R), whose singular values are those of T_C
+    and T_R.
+    """
+    rtol_c = max(shape_c) * eps if rtol is None else rtol
+    rtol_r = max(shape_r) * eps if rtol is None else rtol
+    return _pinv_sandwich(T_C, B, T_R.T, rtol_c, rtol_r, eps)
+
+
+def gmr(A, C, R, *, rtol=None):
+    """Exact generalized matrix regression ``X* = C^+ A R^+``.
+
+    The minimizer of ``||A - C X R||_F`` of least Frobenius norm (eq. glsr),
+    computed with thin QR factorizations and small SVDs, never with normal
+    equations.
+
+    Parameters
+    ----------
+    A : array_like or scipy.sparse matrix of shape (m, n)
+        Dense (C or F order) or sparse (CSR/CSC; other formats are converted
+        to CSR).
+    C : array_like of shape (m, c)
+        Dense (a sparse C is densified).
+    R : array_like of shape (r, n)
+        Dense (a sparse R is densified).
+    rtol : float in [0, 1), optional
+        Singular values of C (of R) at or below ``rtol`` times the largest
+        count as zero, so a rank-deficient C or R gets pseudo-inverse
+        semantics.  Default ``max(m, c) * eps`` for C and ``max(n, r) * eps``
+        for R, with ``eps`` of float32 when A, C and R are all float32, else
+        of float64 (as ``numpy.linalg.matrix_rank``).
+
+    Returns
+    -------
+    X : ndarray of shape (c, r)
+        float32 when A, C and R are all float32, else float64.
+
+    Raises
+    ------
+    TypeError
+        If an input is not numeric (strings, objects, complex).
+    ValueError
+        If the shapes do not agree (``C.shape[0] != m`` or
+        ``R.shape[1] != n``), a dimension is empty, an input holds NaN or Inf,
+        or ``rtol`` is outside [0, 1).
+
+    See Also
+    --------
+    fast_gmr : the sketched solution (Algorithm 1).
+    sketchlab.gmr_residual : ``||A - C X R||_F`` without densifying A.
+
+    Notes
+    -----
+    With ``C = Q_C T_C`` and ``R^T = Q_R T_R`` (thin QR),
+    ``X* = T_C^+ (Q_C^T A Q_R) (T_R^T)^+``; the pseudo-inverses of the small
+    triangular factors come from their SVDs.  Cost O(m c^2 + n r^2) for the
+    QRs, one product with A in O(nnz(A) min(c, r)) (O(m n min(c, r)) for a
+    dense A), and O(c^3 + r^3) for the small SVDs.  Computation is in
+    float64; the QRs and small solves run on one BLAS thread (spinning
+    OpenBLAS threads slow down whatever runs next on a busy machine).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sketchlab.gmr import gmr
+    >>> rng = np.random.default_rng(0)
+    >>> C, X0, R = rng.normal(size=(30, 3)), rng.normal(size=(3, 2)), rng.normal(size=(2, 20))
+    >>> X = gmr(C @ X0 @ R, C, R)
+    >>> bool(np.allclose(X, X0))
+    True
+    """
+    rtol = _check_rtol(rtol)
+    A, C, R = _check_gmr_inputs(A, C, R)
+    dtype = _out_dtype(A, C, R)
+    eps = np.finfo(dtype).eps
+    _, T_C, _, T_R, B = _range_factors(A, C, R)
+    with _one_blas_thread():
+        X = _gmr_from_factors(T_C, T_R, B, C.shape, R.shape, rtol, eps)
+    return X.astype(dtype, copy=False)
+
+
+# ---------------------------------------------------------------------------
+# Fast GMR (Algorithm 1)
+# ---------------------------------------------------------------------------
+
+
+def _check_sketch_size(sketch_size, kind, m, n):
+    """(s_c, s_r) from an int or a pair; SRHT needs s <= the padded dimension."""
+    if sketch_size is None:
+        raise ValueError(
+            "sketch_size is required when sketch is a kind name; pass (s_c, s_r), "
+            f"got sketch={kind!r} and sketch_size=None"
+        )
+    if isinstance(sketch_size, (tuple, list, np.ndarray)):
+        if len(sketch_size) != 2:
+            raise ValueError(
+                f"sketch_size must be an int or a pair (s_c, s_r), got {sketch_size!r}"
+            )
+        sizes = tuple(sketch_size)
+    else:
+        sizes = (sketch_size, sketch_size)
+    out = []
+    for name, s, d in (("sketch_size[0] (s_c)", sizes[0], m),
+                       ("sketch_size[1] (s_r)", sizes[1], n)):
+        high = 1 << max(0, int(d - 1).bit_length()) if kind == "srht" else None
+        out.append(check_int(s, name, 1, high))
+    return tuple(out)
+
+
+def _leverage_sampler(factor, axis, size, gen):
+    """Sampler on the leverage scores of C (rows) or R (columns); uniform
+    scores when the factor is zero (every score is then zero)."""
+    from .leverage import leverage_scores
+
+    with _one_blas_thread():  # a thin SVD, like the QRs of gmr
+        scores = leverage_scores(factor, axis=axis)
+    if not scores.sum() > 0:
+        scores = np.ones_like(scores)
+    return LeverageScoreSampler(size, scores.shape[0], scores=scores, rng=gen)
+
+
+def _make_sketches(sketch, sketch_size, C, R, m, n, rng):
+    """(S_C, S_R) from a kind name or a pair of operators."""
+    if isinstance(sketch, str):
+        if sketch not in SKETCH_KINDS:
+            raise ValueError(
+                f"sketch must be one of {list(SKETCH_KINDS)} or a pair of SketchOperator "
+                f"(S_C, S_R), got {sketch!r}"
+            )
+        s_c, s_r = _check_sketch_size(sketch_size, sketch, m, n)
+        gen = as_generator(rng)
+        if sketch == "leverage":
+            S_C = _leverage_sampler(C, 0, s_c, gen)
+            S_R = _leverage_sampler(R, 1, s_r, gen)
+        else:
+            S_C = make_sketch(sketch, s_c, m, rng=gen)
+            S_R = make_sketch(sketch, s_r, n, rng=gen)
+        return S_C, S_R
+    if not (isinstance(sketch, (tuple, list)) and len(sketch) == 2):
+        raise TypeError(
+            f"sketch must be a kind name in {list(SKETCH_KINDS)} or a pair of SketchOperator "
+            f"(S_C, S_R), got {type(sketch).__name__}"
+        )
+    S_C, S_R = sketch
+    for name, S, d, what in (("sketch[0] (S_C)", S_C, m, "A.shape[0]"),
+                             ("sketch[1] (S_R)", S_R, n, "A.shape[1]")):
+        if not isinstance(S, SketchOperator):
+            raise TypeError(f"{name} must be a SketchOperator, got {type(S).__name__}")
+        if S.input_dim != d:
+            raise ValueError(
+                f"{name} must have input_dim = {what} = {d}, got an operator of shape {S.shape}"
+            )
+    if sketch_size is not None:
+        want = (S_C.sketch_size, S_R.sketch_size)
+        if isinstance(sketch_size, (tuple, list, np.ndarray)):
+            given = tuple(sketch_size)
+        else:
+            given = (sketch_size, sketch_size)
+        if given != want:
+            raise ValueError(
+                f"sketch_size must agree with the operators' sizes {want} (or be omitted), "
+                f"got {sketch_size!r}"
+            )
+    return S_C, S_R
+
+
+def _check_structure_name(structure):
+    if structure is not None and not (isinstance(structure, str) and structure in _STRUCTURES):
+        raise ValueError(f"structure must be None, 'symmetric' or 'psd', got {structure!r}")
+    return structure
+
+
+def _check_structure(structure, A, C, R):
+    """Theorem 2 needs C = R^T (and A square, symmetric or SPSD)."""
+    if structure is None:
+        return
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"structure={structure!r} needs a square A, got A of shape {A.shape}")
+    if C.shape != R.T.shape:
+        raise ValueError(
+            f"structure={structure!r} needs C = R^T, got C of shape {C.shape} and R of shape "
+            f"{R.shape}"
+        )
+    tol = 100 * np.finfo(_out_dtype(C, R)).eps * np.linalg.norm(C)
+    if not np.linalg.norm(C - R.T) <= tol:
+        raise ValueError(
+            f"structure={structure!r} needs C = R^T, got ||C - R^T||_F = "
+            f"{np.linalg.norm(C - R.T):.3g} (tolerance {tol:.3g})"
+        )
+
+
+def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None, rng=None,
+             rtol=None):
+    """Fast generalized matrix regression (Algorithm 1).
+
+    Solves the sketched problem ``min_X ||S_C C X R S_R^T - S_C A S_R^T||_F``:
+    ``X~ = (S_C C)^+ (S_C A S_R^T) (R S_R^T)^+`` (eq. U_hat), with the middle
+    term formed by :func:`sketchlab.sketch_both` in one pass over the
+    nonzeros of A.
+
+    Parameters
+    ----------
+    A : array_like or scipy.sparse matrix of shape (m, n)
+        Dense (C or F order) or sparse (CSR/CSC; other formats are converted
+        to CSR).
+    C : array_like of shape (m, c)
+        Dense (a sparse C is densified).
+    R : array_like of shape (r, n)
+        Dense (a sparse R is densified).
+    sketch_size : int or (int, int), optional
+        ``(s_c, s_r)``, the rows of S_C (s_c x m) and S_R (s_r x n); an int
+        sets both.  Required with a kind name, optional with operators (then
+        it must equal their sizes).  Each must be >= 1; for ``"srht"`` at
+        most m (n) rounded up to a power of two.  Larger sizes than m or n are
+        accepted for the other kinds (the sketch is then still valid, though
+        no cheaper than :func:`gmr`).  Sizes below c (r) warn with
+        :class:`UnderdeterminedSketchWarning`.
+    sketch : str or (SketchOperator, SketchOperator), default "countsketch"
+        A kind in ``sketchlab.SKETCH_KINDS``: ``"countsketch"``, ``"osnap"``,
+        ``"gaussian"``, ``"srht"``, ``"uniform"`` (with replacement) or
+        ``"leverage"`` (S_C samples on the row leverage scores of C, S_R on the
+        column leverage scores of R; uniform when C, or R, is zero).  Or a
+        pair ``(S_C, S_R)`` of operators of input dimensions m and n, used as
+        given (``rng`` is then ignored).
+    structure : {None, "symmetric", "psd"}, default None
+        For ``C = R^T`` (Theorem 2): project ``X~`` onto the symmetric
+        matrices (:func:`project_symmetric`) or the PSD cone
+        (:func:`project_psd`).  Needs A square and C equal to R^T (checked to
+        100 eps relative); the guarantee needs A symmetric (SPSD for "psd"),
+        which is not checked.
+    rng : None, int or numpy.random.Generator
+        Seed of the sketches with a kind name: S_C is drawn first, then S_R,
+        both from ``as_generator(rng)``; results are deterministic given rng.
+    rtol : float in [0, 1), optional
+        Relative singular-value cutoff for the pseudo-inverses of ``S_C C``
+        and ``R S_R^T``; default ``max(shape) * eps`` of each (``eps`` of
+        float32 when A, C and R are all float32).
+
+    Returns
+    -------
+    X : ndarray of shape (c, r)
+        float32 when A, C and R are all float32, else float64.
+
+    Raises
+    ------
+    TypeError
+        If an input is not numeric, ``sketch`` is neither a kind name nor a
+        pair of operators, or a size is not an int.
+    ValueError
+        If shapes do not agree, an input holds NaN or Inf, a size is out of
+        range or disagrees with the operators, ``sketch`` or ``structure`` is
+        unknown, or ``structure`` is given with a non-square A or C != R^T.
+
+    Warns
+    -----
+    UnderdeterminedSketchWarning
+        If ``s_c < c`` or ``s_r < r``.
+
+    See Also
+    --------
+    gmr : the exact solution.
+    sketchlab.gmr_error_ratio : ``||A - C X~ R||_F / ||A - C X* R||_F - 1``.
+
+    Notes
+    -----
+    Theorem 1: with sizes of order ``max(c / sqrt(eps), c / (eps rho^2))``
+    (plus ``c^2`` for CountSketch, ``c log c`` for SRHT and leverage
+    sampling, likewise for r), ``||A - C X~ R||_F <= (1 + eps) min_X
+    ||A - C X R||_F`` with probability 0.95; in practice the error ratio
+    falls like ``1 / a^2`` for ``s_c = a c``, ``s_r = a r``.  Theorem 2: the
+    symmetric (PSD) projection of X~ keeps that bound when A is symmetric
+    (SPSD) and C = R^T; by Proposition 1 it never moves X~ away from X*
+    (Frobenius distance).
+
+    Cost: the sketches (O(nnz(A)) for CountSketch and the samplers,
+    O(p^2 nnz(A)) for OSNAP with p nonzeros per column, O(min(s_c, s_r)
+    nnz(A)) for Gaussian, O(m n log(m n)) for SRHT on a dense A, plus
+    O(m c + n r) for S_C C and R S_R^T with the hashing kinds), then
+    O(s_c c^2 + s_r r^2 + s_c s_r min(c, r)) for the two small SVDs and
+    products (eq. cc_gmr).  ``"leverage"`` adds O(m c^2 + n r^2) for the
+    scores.  The small solve runs on one BLAS thread, so that idle OpenBLAS
+    threads do not compete with the Numba kernels of the next call.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp, sketchlab
+    >>> rng = np.random.default_rng(0)
+    >>> A = sp.random(2000, 1500, density=0.01, format="csr", random_state=0)
+    >>> C = A @ rng.normal(size=(1500, 10))
+    >>> R = rng.normal(size=(10, 2000)) @ A
+    >>> X = sketchlab.fast_gmr(A, C, R, sketch_size=(100, 100), rng=0)
+    >>> X.shape
+    (10, 10)
+    >>> bool(sketchlab.gmr_error_ratio(A, C, X, R) < 0.1)
+    True
+    """
+    structure = _check_structure_name(structure)
+    rtol = _check_rtol(rtol)
+    A, C, R = _check_gmr_inputs(A, C, R)
+    _check_structure(structure, A, C, R)
+    m, n = A.shape
+    S_C, S_R = _make_sketches(sketch, sketch_size, C, R, m, n, rng)
+    (c, r), (s_c, s_r) = (C.shape[1], R.shape[0]), (S_C.sketch_size, S_R.sketch_size)
+    if s_c < c or s_r < r:
+        warnings.warn(
+            f"sketch sizes (s_c, s_r) = {(s_c, s_r)} below (c, r) = {(c, r)}: the sketched "
+            "problem is underdetermined and its solution carries no error guarantee",
+            UnderdeterminedSketchWarning,
+            stacklevel=2,
+        )
+    dtype = _out_dtype(A, C, R)
+    SC_C = S_C.apply(C, axis=0, check_finite=False)  # S_C C, (s_c, c)
+    R_SR = S_R.apply(R, axis=1, check_finite=False)  # R S_R^T, (r, s_r)
+    M = sketch_both(S_C, A, S_R, check_finite=False)  # S_C A S_R^T, (s_c, s_r)
+    with _one_blas_thread():
+        X = _pinv_sandwich(SC_C, M, R_SR, rtol, rtol, np.finfo(dtype).eps)
+        if structure == "symmetric":
+            X = _symmetrize(X)
+        elif structure == "psd":
+            X = _psd_part(X)
+    return X.astype(dtype, copy=False)
+
+
+# ---------------------------------------------------------------------------
+# Projections (eqs. pi_H and pi_H+)
+# ---------------------------------------------------------------------------
+
+
+def _symmetrize(X):
+    return (X + X.T) / 2
+
+
+def _psd_part(X):
+    w, V = sla.eigh(_symmetrize(X), check_finite=False)
+    np.maximum(w, 0.0, out=w)
+    return _symmetrize((V * w) @ V.T)
 
 
 def project_symmetric(X):
@@ -19,6 +537,19 @@ def project_symmetric(X):
     Returns
     -------
     ndarray of shape (c, c)
+        The nearest symmetric matrix in Frobenius norm (float32 kept).
+
+    Raises
+    ------
+    TypeError
+        If X is sparse or not numeric.
+    ValueError
+        If X is not square or holds NaN or Inf.
+
+    Notes
+    -----
+    O(c^2).  Proposition 1: for any symmetric Y,
+    ``||Y - project_symmetric(X)||_F <= ||Y - X||_F``.
 
     Examples
     --------
@@ -27,16 +558,12 @@ def project_symmetric(X):
     array([[1., 1.],
            [1., 1.]])
     """
-    X = _square(X)
-    return (X + X.T) / 2
+    return _symmetrize(_square(X))
 
 
 def project_psd(X):
     """Projection onto the PSD cone (eq. pi_H+): symmetrize, then zero the
     negative eigenvalues.
-
-    By Proposition 1 the projection never moves ``X`` further from any PSD
-    matrix, so it never increases the error of a PSD target.
 
     Parameters
     ----------
@@ -45,7 +572,23 @@ def project_psd(X):
     Returns
     -------
     ndarray of shape (c, c)
-        Symmetric positive semi-definite.
+        The nearest symmetric positive semi-definite matrix in Frobenius
+        norm (float32 kept).
+
+    Raises
+    ------
+    TypeError
+        If X is sparse or not numeric.
+    ValueError
+        If X is not square or holds NaN or Inf.
+
+    Notes
+    -----
+    One symmetric eigendecomposition, O(c^3).  Proposition 1: the PSD cone
+    is closed and convex, so for any PSD Y,
+    ``||Y - project_psd(X)||_F <= ||Y - X||_F``; the projection never
+    increases the distance to a PSD target such as ``C^+ A (C^+)^T`` for an
+    SPSD A (Theorem 2).
 
     Examples
     --------
@@ -54,11 +597,7 @@ def project_psd(X):
     array([[2., 0.],
            [0., 0.]])
     """
-    X = _square(X)
-    w, V = sla.eigh((X + X.T) / 2, check_finite=False)
-    w = np.maximum(w, 0.0)
-    out = (V * w) @ V.T
-    return (out + out.T) / 2
+    return _psd_part(_square(X))
 
 
 def _square(X):

@@ -151,3 +151,49 @@ def gmr_residual_dense(A, C, X, R):
 # ---- SPSD approximation -----------------------------------------------------
 
 # ---- single-pass SVD --------------------------------------------------------
+# Direct NumPy versions of the three single-pass SVDs, from their formulas,
+# with every sketch given as an explicit dense matrix (A dense).
+
+
+def _svd_dense(A):
+    return np.asarray(A.toarray() if hasattr(A, "toarray") else A, dtype=np.float64)
+
+
+def _bases(A, Omega, Psi):
+    """U_C = qr(A Omega^T), V_R = qr((Psi A)^T) (Omega: c x n, Psi: r x m)."""
+    A = _svd_dense(A)
+    U_C = np.linalg.qr(A @ Omega.T)[0]
+    V_R = np.linalg.qr((Psi @ A).T)[0]
+    return A, U_C, V_R
+
+
+def _lifted_svd(U_C, N, V_R):
+    U_N, s, Vt_N = np.linalg.svd(N, full_matrices=False)
+    return U_C @ U_N, s, Vt_N @ V_R.T
+
+
+def fast_sp_svd_dense(A, Omega, Psi, S_C, S_R):
+    """Algorithm 3: N = (S_C U_C)^+ (S_C A S_R^T) (V_R^T S_R^T)^+, svd(N)."""
+    A, U_C, V_R = _bases(A, Omega, Psi)
+    N = np.linalg.pinv(S_C @ U_C) @ (S_C @ A @ S_R.T) @ np.linalg.pinv(V_R.T @ S_R.T)
+    return _lifted_svd(U_C, N, V_R)
+
+
+def practical_sp_svd_dense(A, Omega, Psi):
+    """Appendix algorithm (Tropp et al. 2017): N = (Psi U_C)^+ R V_R, R = Psi A."""
+    A, U_C, V_R = _bases(A, Omega, Psi)
+    N = np.linalg.pinv(Psi @ U_C) @ (Psi @ A) @ V_R
+    return _lifted_svd(U_C, N, V_R)
+
+
+def three_sketch_svd_dense(A, Omega, Psi, Phi, Theta):
+    """Tropp et al. 2019: Q = orth(A Omega^T), P = orth((Psi A)^T),
+    core (Phi Q)^+ (Phi A Theta^T) ((Theta P)^+)^T, A ~ Q core P^T."""
+    A, Q, P = _bases(A, Omega, Psi)
+    core = np.linalg.pinv(Phi @ Q) @ (Phi @ A @ Theta.T) @ np.linalg.pinv(Theta @ P).T
+    return _lifted_svd(Q, core, P)
+
+
+def lowrank_residual_dense(A, U, s, Vt):
+    """||A - U diag(s) Vt||_F by forming the m x n residual."""
+    return float(np.linalg.norm(_svd_dense(A) - (np.asarray(U) * np.asarray(s)) @ np.asarray(Vt)))
