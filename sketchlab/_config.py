@@ -15,3 +15,9 @@ iteration writes, so results do not depend on the thread count)."""
 # bucket/sign tables after the first application (8 bytes + 4 bytes per
 # nonzero of S); larger operators recompute them for every call.
 TABLE_CACHE_MAX_DIM = 1 << 23
+
+# Kernels whose work (stored entries read plus output entries written) is
+# below this run on one thread: waking the thread pool costs tens of
+# microseconds, and far more on a machine with more runnable threads than
+# cores.
+PARALLEL_MIN_WORK = 1 << 15

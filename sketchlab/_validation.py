@@ -103,9 +103,11 @@ def all_finite(A):
     data = A.data if sp.issparse(A) else A
     if data.size == 0 or data.dtype.kind in "biu":
         return True
+    from ._kernels import threads_for
     from ._kernels.reductions import all_finite as _all_finite
 
-    return bool(_all_finite(data.ravel(order="K")))
+    with threads_for(data.size):
+        return bool(_all_finite(data.ravel(order="K")))
 
 
 def check_finite(A, name):
@@ -118,6 +120,7 @@ def check_compressed(A, name, finite=True):
     (pointers, index range) and, with ``finite``, its values, in one pass.
     scipy's constructors do not check index ranges; a corrupt matrix must
     give an error, never a crash."""
+    from ._kernels import threads_for
     from ._kernels.reductions import check_compressed as _check
 
     ncols = A.shape[1] if A.format == "csr" else A.shape[0]
@@ -126,7 +129,8 @@ def check_compressed(A, name, finite=True):
         data = data.astype(np.float64)
     if A.indptr.shape[0] != (A.shape[0] if A.format == "csr" else A.shape[1]) + 1:
         raise ValueError(f"{name} has an indptr of the wrong length for its shape")
-    status = _check(A.indptr, A.indices, data, ncols, finite)
+    with threads_for(data.shape[0]):
+        status = _check(A.indptr, A.indices, data, ncols, finite)
     if status == 1:
         raise ValueError(f"{name} has an invalid indptr (not a non-decreasing pointer array)")
     if status == 2:

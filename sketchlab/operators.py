@@ -54,6 +54,11 @@ def _empty_out(shape, dtype):
     return np.empty(shape, dtype=dtype)
 
 
+def _work(A):
+    """Entries a kernel reads from ``A`` (stored entries of a sparse matrix)."""
+    return A.nnz if sp.issparse(A) else A.size
+
+
 class SketchOperator:
     """Base class of the sketching operators.
 
@@ -161,7 +166,10 @@ class SketchOperator:
             A = A.reshape(-1, 1) if axis == 0 else A.reshape(1, -1)
         b = A.shape[axis]
         offset = self._check_block(b, offset, f"A.shape[{axis}]")
-        out = self._apply(A, axis, offset)
+        from ._kernels import threads_for
+
+        with threads_for(_work(A) + self._s * A.shape[1 - axis]):
+            out = self._apply(A, axis, offset)
         return out.ravel() if vector else out
 
     def _check_block(self, b, offset, what):
@@ -964,6 +972,13 @@ def sketch_both(S1, A, S2, *, offsets=None, check_finite=True):
             raise TypeError(f"offsets must be a pair of ints, got {offsets!r}") from None
         i0 = S1._check_block(A.shape[0], i0, "A.shape[0]")
         j0 = S2._check_block(A.shape[1], j0, "A.shape[1]")
+    from ._kernels import threads_for
+
+    with threads_for(_work(A) + S1.sketch_size * S2.sketch_size):
+        return _sketch_both(S1, A, S2, i0, j0)
+
+
+def _sketch_both(S1, A, S2, i0, j0):
     outer1, inner1 = S1._factor()
     outer2, inner2 = S2._factor()
     if inner1._table_kind and inner2._table_kind:

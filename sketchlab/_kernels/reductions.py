@@ -12,20 +12,19 @@ _CHUNK = 1 << 16
 def all_finite(x):
     """True when every entry of the 1-D array ``x`` is finite.
 
-    ``v * 0.0`` is 0 for finite ``v`` and NaN for NaN or +-Inf, so the sum of
-    those products is exactly 0.0 or NaN whatever the order of summation.
-    """
+    ``v - v`` is 0 for finite ``v`` and NaN for NaN or +-Inf; counting the
+    nonzero differences is an integer reduction, which vectorises."""
     n = x.shape[0]
     nchunks = (n + _CHUNK - 1) // _CHUNK
-    acc = 0.0
+    bad = 0
     for c in prange(nchunks):
         lo = c * _CHUNK
         hi = min(n, lo + _CHUNK)
-        local = 0.0
+        local = 0
         for i in range(lo, hi):
-            local += x[i] * 0.0
-        acc += local
-    return acc == 0.0
+            local += (x[i] - x[i]) != 0.0
+        bad += local
+    return bad == 0
 
 
 @njit(**PJIT)
@@ -66,22 +65,21 @@ def check_compressed(indptr, indices, data, ncols, finite):
     n = indptr[m] - lo0
     nchunks = (n + _CHUNK - 1) // _CHUNK
     bad = 0
-    acc = 0.0
+    nonfinite = 0
     for c in prange(nchunks):
         lo = lo0 + c * _CHUNK
         hi = min(lo0 + n, lo + _CHUNK)
         local_bad = 0
-        local_acc = 0.0
+        local_nonfinite = 0
         for q in range(lo, hi):
-            j = indices[q]
-            if j < 0 or j >= ncols:
-                local_bad += 1
-            if finite:
-                local_acc += data[q] * 0.0
+            local_bad += (indices[q] < 0) | (indices[q] >= ncols)
+        if finite:
+            for q in range(lo, hi):
+                local_nonfinite += (data[q] - data[q]) != 0.0
         bad += local_bad
-        acc += local_acc
+        nonfinite += local_nonfinite
     if bad:
         return 2
-    if acc != 0.0:
+    if nonfinite:
         return 3
     return 0
