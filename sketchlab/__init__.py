@@ -46,6 +46,7 @@ _LAZY = {
     "fast_spsd": "spsd",
     "faster_spsd": "spsd",
     "optimal_spsd": "spsd",
+    "eta": "spsd",
     "fast_sp_svd": "svd",
     "practical_sp_svd": "svd",
     "three_sketch_svd": "svd",

@@ -149,6 +149,84 @@ def gmr_residual_dense(A, C, X, R):
 
 
 # ---- SPSD approximation -----------------------------------------------------
+# Kernel blocks from explicit differences, and the four SPSD cores straight
+# from their formulas with the sketches as explicit dense matrices.
+
+
+def spsd_dense(A):
+    return np.asarray(A.toarray() if hasattr(A, "toarray") else A, dtype=np.float64)
+
+
+def rbf_dense(X, gamma, Y=None):
+    """exp(-gamma ||x_i - y_j||^2) from the explicit differences x_i - y_j."""
+    X = spsd_dense(X)
+    Y = X if Y is None else spsd_dense(Y)
+    diff = X[:, None, :] - Y[None, :, :]
+    return np.exp(-gamma * np.einsum("ijk,ijk->ij", diff, diff))
+
+
+def pinv_default(B):
+    """Pseudo-inverse with singular values <= max(m, n) eps s_max dropped."""
+    B = spsd_dense(B)
+    return np.linalg.pinv(B, rtol=max(B.shape) * np.finfo(np.float64).eps)
+
+
+def sampling_dense(indices, weights, n):
+    """S = diag(weights) I[indices, :], the s x n row-sampling matrix."""
+    S = np.zeros((len(indices), n))
+    S[np.arange(len(indices)), indices] = weights
+    return S
+
+
+def psd_projection_dense(X):
+    """pi_H+: symmetric part, negative eigenvalues zeroed."""
+    w, V = np.linalg.eigh((X + X.T) / 2)
+    return (V * np.maximum(w, 0.0)) @ V.T
+
+
+def nystrom_dense(K, cols):
+    """U = W^+, W = K[cols, cols] (eigenvalue cutoff c eps |lambda|_max)."""
+    K = spsd_dense(K)
+    W = K[np.ix_(cols, cols)]
+    return np.linalg.pinv((W + W.T) / 2, rtol=len(cols) * np.finfo(np.float64).eps,
+                          hermitian=True)
+
+
+def fast_spsd_dense(K, cols, S):
+    """U = (S C)^+ (S K S^T) (C^T S^T)^+ (eq. fast_spd)."""
+    K, S = spsd_dense(K), spsd_dense(S)
+    C = K[:, cols]
+    P = pinv_default(S @ C)
+    return P @ (S @ K @ S.T) @ P.T
+
+
+def faster_spsd_dense(K, cols, S1, S2):
+    """U = pi_H+((S1 C)^+ S1 K S2^T (C^T S2^T)^+) (eq. TX_psd, Algorithm 2)."""
+    K, S1, S2 = spsd_dense(K), spsd_dense(S1), spsd_dense(S2)
+    C = K[:, cols]
+    X = pinv_default(S1 @ C) @ (S1 @ K @ S2.T) @ pinv_default(C.T @ S2.T)
+    return psd_projection_dense(X)
+
+
+def optimal_spsd_dense(K, cols):
+    """U = C^+ K (C^+)^T."""
+    K = spsd_dense(K)
+    P = pinv_default(K[:, cols])
+    return P @ K @ P.T
+
+
+def spsd_error_dense(K, C, U):
+    """||K - C U C^T||_F / ||K||_F with the n x n residual formed."""
+    K, C = spsd_dense(K), spsd_dense(C)
+    return float(np.linalg.norm(K - C @ U @ C.T) / np.linalg.norm(K))
+
+
+def eta_dense(K, k):
+    """sum of the k largest lambda_i^2 over sum of all (full eigendecomposition)."""
+    w = np.linalg.eigvalsh(spsd_dense(K))
+    w2 = np.sort(w**2)[::-1]
+    return float(w2[:k].sum() / w2.sum())
+
 
 # ---- single-pass SVD --------------------------------------------------------
 # Direct NumPy versions of the three single-pass SVDs, from their formulas,

@@ -1,0 +1,247 @@
+"""RBFKernel: blocks against sklearn's rbf_kernel and explicit differences,
+counting, indexing, the array oracle and bad input."""
+
+import numba
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+from sklearn.metrics.pairwise import rbf_kernel
+
+import sketchlab as sl
+from sketchlab import rbf as rbf_module
+from sketchlab.rbf import as_kernel
+
+from .reference import rbf_dense
+
+FORMS = ["dense-C", "dense-F", "csr", "csc", "csr-unsorted-dup"]
+TOL = {np.float64: 1e-12, np.float32: 2e-6}
+
+
+def make_points(n, d, density, dtype, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * (rng.random((n, d)) < density)
+    X[3] = X[1]  # a repeated point: distance exactly 0 off the diagonal
+    return X.astype(dtype)
+
+
+def as_form(X, form):
+    if form == "dense-C":
+        return np.ascontiguousarray(X)
+    if form == "dense-F":
+        return np.asfortranarray(X)
+    if form == "csr":
+        return sp.csr_matrix(X)
+    if form == "csc":
+        return sp.csc_array(X)
+    # the same matrix with its entries split in two (duplicates) and unsorted
+    coo = sp.coo_matrix(X)
+    half = (coo.data / 2).astype(X.dtype)
+    rows = np.concatenate([coo.row, coo.row])
+    cols = np.concatenate([coo.col, coo.col])
+    data = np.concatenate([half, coo.data - half])
+    order = np.random.default_rng(0).permutation(rows.size)
+    A = sp.csr_matrix((data[order], (rows[order], cols[order])), shape=X.shape)
+    A.has_sorted_indices = False
+    return A
+
+
+@pytest.fixture(params=["densify", "csr-kernel"])
+def sparse_path(request, monkeypatch):
+    """Run the sparse cases through both Gram routes."""
+    if request.param == "csr-kernel":
+        monkeypatch.setattr(rbf_module, "_DENSIFY_MIN_DENSITY", 2.0)
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("form", FORMS)
+def test_blocks_equal_sklearn(form, dtype, sparse_path):
+    X = make_points(40, 7, 0.6, dtype, seed=1)
+    gamma = 0.3
+    K = sl.RBFKernel(as_form(X, form), gamma)
+    ref = rbf_kernel(X.astype(np.float64), gamma=gamma)
+    rng = np.random.default_rng(2)
+    rows, cols = rng.integers(0, 40, 25), rng.integers(0, 40, 13)
+    keys = [(rows, cols), (slice(None), cols), (slice(5, 30), slice(None)),
+            (slice(None, None, 3), rows), (np.arange(40), np.arange(40))]
+    for key in keys:
+        block = K[key]
+        assert block.dtype == dtype
+        want = ref[key[0]][:, key[1]]
+        np.testing.assert_allclose(block, want, rtol=0, atol=TOL[dtype])
+    full = K.toarray()
+    np.testing.assert_allclose(full, rbf_dense(X, gamma), rtol=0, atol=TOL[dtype])
+    assert np.all(np.diagonal(full) == 1.0)  # exactly
+    assert abs(full[1, 3] - 1.0) <= TOL[dtype]  # repeated point, clamped distance
+
+
+@given(
+    n=st.integers(1, 12),
+    d=st.integers(1, 6),
+    density=st.sampled_from([0.0, 0.3, 1.0]),
+    sparse=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_blocks_equal_explicit_differences(n, d, density, sparse, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * (rng.random((n, d)) < density)
+    gamma = float(rng.uniform(0.01, 2.0))
+    K = sl.RBFKernel(sp.csr_matrix(X) if sparse else X, gamma)
+    rows = rng.integers(-n, n, rng.integers(0, 2 * n + 1))
+    cols = rng.integers(0, n, rng.integers(0, 2 * n + 1))
+    block = K[rows, cols]
+    assert block.shape == (rows.size, cols.size)
+    ref = rbf_dense(X, gamma)
+    np.testing.assert_allclose(block, ref[rows][:, cols], rtol=0, atol=1e-12)
+    assert K.n_evaluated == rows.size * cols.size
+
+
+def test_csr_kernel_on_real_sparse_data(load_libsvm):
+    X, _ = load_libsvm("dna.scale.xz")
+    K = sl.RBFKernel(X, 0.04)
+    rows = np.arange(0, 2000, 7)
+    cols = np.arange(3, 2000, 11)
+    want = rbf_kernel(X[rows], X[cols], gamma=0.04)
+    np.testing.assert_allclose(K[rows, cols], want, rtol=0, atol=1e-12)
+    rbf_module_density = rbf_module._DENSIFY_MIN_DENSITY
+    try:
+        rbf_module._DENSIFY_MIN_DENSITY = 2.0  # the CSR kernel
+        np.testing.assert_allclose(K[rows, cols], want, rtol=0, atol=1e-12)
+    finally:
+        rbf_module._DENSIFY_MIN_DENSITY = rbf_module_density
+
+
+def test_index_forms_and_shapes():
+    X = make_points(10, 3, 1.0, np.float64, seed=3)
+    K = sl.RBFKernel(X, 0.5)
+    ref = rbf_dense(X, 0.5)
+    assert K.shape == (10, 10) and K.ndim == 2 and K.dtype == np.float64
+    assert K[2, 5] == pytest.approx(ref[2, 5], abs=1e-14)
+    np.testing.assert_allclose(K[2], ref[2], atol=1e-14)
+    np.testing.assert_allclose(K[:, -1], ref[:, 9], atol=1e-14)
+    np.testing.assert_allclose(K[[-1, 0], 4:6], ref[[9, 0]][:, 4:6], atol=1e-14)
+    mask = np.arange(10) % 3 == 0
+    np.testing.assert_allclose(K[mask, mask], ref[np.ix_(mask, mask)], atol=1e-14)
+    np.testing.assert_allclose(K[::-2, [1]], ref[::-2][:, [1]], atol=1e-14)
+    assert K[[], :].shape == (0, 10) and K[5:2, 1:3].shape == (0, 2)
+    assert K[np.array([], dtype=np.int64), []].shape == (0, 0)
+
+
+def test_counting_and_reset():
+    X = make_points(20, 4, 1.0, np.float64, seed=4)
+    K = sl.RBFKernel(X, 1.0)
+    assert K.n_evaluated == 0
+    K[:, [1, 2, 3]]
+    K[4, 5]
+    K[[1, 1, 1], [2, 2]]
+    assert K.n_evaluated == 20 * 3 + 1 + 6
+    np.testing.assert_array_equal(K.diagonal(), np.ones(20))
+    assert K.n_evaluated == 67  # the RBF diagonal is known, not evaluated
+    K.cross(np.zeros((5, 4)), [0, 1])
+    assert K.n_evaluated == 77
+    assert K.reset_count() == 77 and K.n_evaluated == 0
+    K.toarray()
+    assert K.n_evaluated == 400
+    blocks = list(K.row_blocks(block_rows=6))
+    assert [b.shape for _, b in blocks] == [(6, 20), (6, 20), (6, 20), (2, 20)]
+    assert [i0 for i0, _ in blocks] == [0, 6, 12, 18]
+    assert K.n_evaluated == 800
+
+
+@pytest.mark.parametrize("xform", ["dense", "csr"])
+@pytest.mark.parametrize("yform", ["dense", "csr"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cross_equals_sklearn(xform, yform, dtype, sparse_path):
+    X = make_points(15, 5, 0.5, dtype, seed=5)
+    Y = make_points(9, 5, 0.5, dtype, seed=6)
+    K = sl.RBFKernel(sp.csr_matrix(X) if xform == "csr" else X, 0.7)
+    cols = np.array([0, 4, 14, 4])
+    out = K.cross(sp.csr_matrix(Y) if yform == "csr" else Y, cols)
+    assert out.dtype == dtype
+    want = rbf_kernel(Y.astype(np.float64), X[cols].astype(np.float64), gamma=0.7)
+    np.testing.assert_allclose(out, want, rtol=0, atol=TOL[dtype])
+    with pytest.raises(ValueError, match="Y must have 5 columns"):
+        K.cross(np.zeros((2, 4)))
+    with pytest.raises(ValueError, match="Y must not contain NaN"):
+        K.cross(np.full((2, 5), np.nan))
+
+
+def test_same_bits_for_one_and_two_threads(monkeypatch):
+    X = make_points(300, 20, 0.3, np.float64, seed=7)
+    Xs = sp.csr_matrix(X)
+    rows = np.random.default_rng(8).integers(0, 300, 200)
+    monkeypatch.setattr(rbf_module, "_DENSIFY_MIN_DENSITY", 2.0)  # the CSR kernel too
+    old = numba.get_num_threads()
+    results = []
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            results.append((sl.RBFKernel(X, 0.1)[rows, :], sl.RBFKernel(Xs, 0.1)[rows, :]))
+    finally:
+        numba.set_num_threads(old)
+    for a, b in zip(results[0], results[1]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_array_oracle_wraps_and_counts():
+    X = make_points(12, 3, 1.0, np.float64, seed=9)
+    Kd = rbf_dense(X, 0.4)
+    K = as_kernel(Kd)
+    assert as_kernel(K) is K
+    np.testing.assert_array_equal(K[[1, 2], 3:5], Kd[[1, 2]][:, 3:5])
+    np.testing.assert_array_equal(K.diagonal(), np.diagonal(Kd))
+    assert K.n_evaluated == 4 + 12  # a precomputed diagonal is read, so counted
+    K32 = as_kernel(Kd.astype(np.float32))
+    assert K32.dtype == np.float32 and K32[:, :].dtype == np.float32
+
+
+def test_array_oracle_rejects_bad_matrices():
+    Kd = rbf_dense(make_points(6, 2, 1.0, np.float64, seed=10), 1.0)
+    with pytest.raises(ValueError, match="K must be a square matrix"):
+        as_kernel(Kd[:, :4])
+    bad = Kd.copy()
+    bad[0, 1] += 1e-3
+    with pytest.raises(ValueError, match="K must be symmetric"):
+        as_kernel(bad)
+    bad[0, 1] = np.nan
+    with pytest.raises(ValueError, match="K must not contain NaN"):
+        as_kernel(bad)
+    with pytest.raises(TypeError, match="K must be a kernel oracle"):
+        as_kernel(sp.csr_matrix(Kd))
+    with pytest.raises(ValueError, match="K must be 2-D"):
+        as_kernel(np.ones(3))
+    with pytest.raises(TypeError, match="numeric"):
+        as_kernel(np.array([["a"]], dtype=object))
+
+
+@pytest.mark.parametrize("gamma", [0, -1.0, np.inf, np.nan])
+def test_bad_gamma(gamma):
+    with pytest.raises(ValueError, match="gamma must be a finite number > 0"):
+        sl.RBFKernel(np.ones((3, 2)), gamma)
+
+
+def test_bad_points_and_indices():
+    with pytest.raises(TypeError, match="gamma must be a positive number"):
+        sl.RBFKernel(np.ones((3, 2)), "big")
+    with pytest.raises(ValueError, match="X must not contain NaN or Inf"):
+        sl.RBFKernel(np.array([[0.0, np.inf]]), 1.0)
+    with pytest.raises(ValueError, match="X must not contain NaN or Inf"):
+        sl.RBFKernel(sp.csr_matrix(np.array([[0.0, np.nan]])), 1.0)
+    with pytest.raises(ValueError, match="at least one row"):
+        sl.RBFKernel(np.ones((0, 3)), 1.0)
+    with pytest.raises(ValueError, match="X must be 2-D"):
+        sl.RBFKernel(np.ones(3), 1.0)
+    K = sl.RBFKernel(np.ones((4, 2)), 1.0)
+    with pytest.raises(IndexError, match="row index 4 is out of bounds"):
+        K[4, 0]
+    with pytest.raises(IndexError, match="column index -5 is out of bounds"):
+        K[0, [0, -5]]
+    with pytest.raises(IndexError, match="1-D array of ints"):
+        K[[0.5], 0]
+    with pytest.raises(IndexError, match="boolean index must have shape"):
+        K[np.array([True, False]), 0]
+    with pytest.raises(IndexError, match="1 or 2 indices"):
+        K[0, 0, 0]
+    assert K.n_evaluated == 0
