@@ -50,6 +50,8 @@ _LAZY = {
     "fast_sp_svd": "svd",
     "practical_sp_svd": "svd",
     "three_sketch_svd": "svd",
+    "practical_sp_svd_sizes": "svd",
+    "three_sketch_svd_sizes": "svd",
     "SketchedNystroem": "estimators",
     "SinglePassSVD": "estimators",
 }

@@ -1,0 +1,514 @@
+"""Single-pass SVDs (Fast SP-SVD, Algorithm 3; Tropp et al. 2017 and 2019) and
+lowrank_residual: streaming against whole-matrix runs, against direct NumPy
+implementations with the same sketches as dense matrices, exact recovery of
+rank-k matrices, bad input, memory, and the paper's Figure "svd" (slow)."""
+
+import math
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import sketchlab as sl
+from sketchlab import svd as svd_mod
+from sketchlab._validation import as_generator
+
+from .reference import (
+    dense_of,
+    fast_sp_svd_dense,
+    lowrank_residual_dense,
+    practical_sp_svd_dense,
+    three_sketch_svd_dense,
+)
+
+METHODS = ["fast", "practical", "three"]
+KINDS = ["osnap-gaussian", "gaussian", "countsketch", "osnap", "srht"]
+
+
+def run(method, A, k, kind="gaussian", **kw):
+    """One of the three functions with comparable sizes (c = 2k, r = 3k)."""
+    if method == "fast":
+        kw = {"c": 2 * k, "r": 3 * k, "s_c": 6 * k, "s_r": 8 * k, "core_sketch": kind, **kw}
+        return sl.fast_sp_svd(A, k, range_sketch=kind, **kw)
+    if method == "practical":
+        return sl.practical_sp_svd(A, k, c=2 * k, r=3 * k, range_sketch=kind, **kw)
+    kw = {"c": 2 * k, "r": 3 * k, "s_c": 6 * k, "s_r": 8 * k, "core_sketch": kind, **kw}
+    return sl.three_sketch_svd(A, k, range_sketch=kind, **kw)
+
+
+def low_rank_plus_noise(m, n, rank, noise, seed):
+    gen = np.random.default_rng(seed)
+    A = (gen.standard_normal((m, rank)) * np.geomspace(10, 1, rank)) @ gen.standard_normal(
+        (rank, n)
+    )
+    return A + noise * gen.standard_normal((m, n))
+
+
+def sparse_matrix(m, n, density, seed, fmt="csr"):
+    A = sp.random(m, n, density=density, format=fmt, random_state=seed)
+    A.data = A.data - 0.5
+    return A
+
+
+def product(U, s, Vt):
+    return (U * s) @ Vt
+
+
+def assert_same_svd(got, want, rtol):
+    U, s, Vt = got
+    U0, s0, Vt0 = want
+    assert U.shape == U0.shape and s.shape == s0.shape and Vt.shape == Vt0.shape
+    scale = s0[0]
+    np.testing.assert_allclose(s, s0, rtol=0, atol=rtol * scale)
+    np.testing.assert_allclose(product(U, s, Vt), product(U0, s0, Vt0), rtol=0, atol=rtol * scale)
+
+
+def column_blocks(A, widths):
+    j = 0
+    for w in widths:
+        yield A[:, j:j + w]
+        j += w
+
+
+def row_blocks(A, heights):
+    i = 0
+    for h in heights:
+        yield A[i:i + h]
+        i += h
+
+
+# ---- streaming equals the whole-matrix result ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def dense_input():
+    return low_rank_plus_noise(90, 70, 12, 0.1, seed=3)
+
+
+@pytest.fixture(scope="module")
+def sparse_input():
+    return sparse_matrix(90, 70, 0.15, seed=4)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("fmt", ["C", "F", "csr", "csc"])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_blocks_equal_whole_matrix(method, fmt, axis, dense_input, sparse_input):
+    A = sparse_input.asformat(fmt) if fmt in ("csr", "csc") else np.asarray(dense_input, order=fmt)
+    kind = "countsketch" if sp.issparse(A) else "osnap-gaussian"
+    whole = run(method, A, 5, kind=kind, rng=11)
+    for block_size in (9, 40):
+        got = run(method, A, 5, kind=kind, rng=11, axis=axis, block_size=block_size)
+        assert_same_svd(got, whole, 1e-10)
+    sizes = [3, 30, 1, 0, 36] if axis == 1 else [50, 0, 1, 39]
+    blocks = column_blocks(A, sizes) if axis == 1 else row_blocks(A, sizes)
+    got = run(method, blocks, 5, kind=kind, rng=11, axis=axis, shape=A.shape)
+    assert_same_svd(got, whole, 1e-10)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_sketch_kind_streams(method, kind, dense_input):
+    whole = run(method, dense_input, 4, kind=kind, rng=5)
+    got = run(method, column_blocks(dense_input, [20, 20, 30]), 4, kind=kind, rng=5,
+              shape=dense_input.shape)
+    assert_same_svd(got, whole, 1e-10)
+    got = run(method, row_blocks(dense_input, [45, 45]), 4, kind=kind, rng=5, axis=0,
+              shape=dense_input.shape)
+    assert_same_svd(got, whole, 1e-10)
+
+
+def test_state_of_a_grid_of_blocks_adds_up(dense_input):
+    """Partial states of the chunks of a 2-D grid, merged, give the one-pass result."""
+    A = dense_input
+    m, n = A.shape
+    ops = svd_mod._make_operators(as_generator(2), A.shape, 10, 15, "osnap-gaussian", 30, 40,
+                                  "osnap")
+    whole = svd_mod._SketchState(A.shape, *ops)
+    whole.update(A)
+    merged = svd_mod._SketchState(A.shape, *ops)
+    for i0, i1 in [(0, 40), (40, m)]:
+        for j0, j1 in [(0, 25), (25, 26), (26, n)]:
+            part = svd_mod._SketchState(A.shape, *ops)
+            part.update(A[i0:i1, j0:j1], (i0, j0))
+            merged.merge(part)
+    for name in ("C", "R", "M"):
+        np.testing.assert_allclose(getattr(merged, name), getattr(whole, name), rtol=0,
+                                   atol=1e-12 * np.abs(getattr(whole, name)).max())
+    assert_same_svd(merged.finalize("fast"), sl.fast_sp_svd(A, 5, c=10, r=15, s_c=30, s_r=40,
+                                                            rng=2), 1e-10)
+
+
+# ---- the direct NumPy implementations --------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_matches_direct_numpy_implementations(kind, sparse):
+    A = sparse_matrix(64, 48, 0.2, seed=6) if sparse else low_rank_plus_noise(64, 48, 8, 0.05, 6)
+    k, c, r, s_c, s_r = 4, 8, 12, 24, 30
+    gen_args = (A.shape, c, r, kind, s_c, s_r, kind)
+    Omega, Psi, S_C, S_R = (dense_of(op) for op in svd_mod._make_operators(as_generator(9),
+                                                                           *gen_args))
+    got = sl.fast_sp_svd(A, k, c=c, r=r, s_c=s_c, s_r=s_r, range_sketch=kind, core_sketch=kind,
+                         rng=9)
+    assert_same_svd(got, fast_sp_svd_dense(A, Omega, Psi, S_C, S_R), 1e-10)
+    got = sl.three_sketch_svd(A, k, c=c, r=r, s_c=s_c, s_r=s_r, range_sketch=kind,
+                              core_sketch=kind, rng=9)
+    assert_same_svd(got, three_sketch_svd_dense(A, Omega, Psi, S_C, S_R), 1e-10)
+    got = sl.practical_sp_svd(A, k, c=c, r=r, range_sketch=kind, rng=9)
+    assert_same_svd(got, practical_sp_svd_dense(A, Omega, Psi), 1e-10)
+
+
+def test_fast_and_three_sketch_share_the_recovery_formula(dense_input):
+    """Same sizes and kinds: Algorithm 3's N and the three-sketch core agree."""
+    kw = dict(c=10, r=12, s_c=30, s_r=31, range_sketch="gaussian", core_sketch="gaussian", rng=1)
+    assert_same_svd(sl.three_sketch_svd(dense_input, 5, **kw), sl.fast_sp_svd(dense_input, 5, **kw),
+                    1e-10)
+
+
+# ---- exact recovery of a rank-k matrix --------------------------------------------
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_rank_k_matrix_recovered(method, kind):
+    k = 6
+    A = low_rank_plus_noise(150, 110, k, 0.0, seed=8)
+    U, s, Vt = run(method, A, k, kind=kind, rng=3)
+    assert np.linalg.norm(A - product(U, s, Vt)) <= 1e-8 * np.linalg.norm(A)
+    U, s, Vt = run(method, A, k, kind=kind, rng=3, rank=k)
+    assert s.shape == (k,)
+    assert np.linalg.norm(A - product(U, s, Vt)) <= 1e-8 * np.linalg.norm(A)
+    np.testing.assert_allclose(s, np.linalg.svd(A, compute_uv=False)[:k], rtol=1e-8)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_sparse_rank_k_matrix_recovered(method):
+    k = 5
+    X = sparse_matrix(300, k, 0.5, seed=1)
+    Y = sparse_matrix(k, 200, 0.3, seed=2)
+    A = (X @ Y).tocsr()
+    U, s, Vt = run(method, A, k, kind="countsketch", rng=4, axis=0, block_size=64)
+    assert sl.lowrank_residual(A, U, s, Vt) <= 1e-8 * sp.linalg.norm(A)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_outputs_are_an_svd(method, dense_input):
+    U, s, Vt = run(method, dense_input, 5, rng=2)
+    q = s.shape[0]
+    np.testing.assert_allclose(U.T @ U, np.eye(q), atol=1e-12)
+    np.testing.assert_allclose(Vt @ Vt.T, np.eye(q), atol=1e-12)
+    assert (np.diff(s) <= 0).all() and (s >= 0).all()
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_float32_in_float32_out(method, dense_input):
+    A32 = dense_input.astype(np.float32)
+    U, s, Vt = run(method, A32, 5, rng=2)
+    assert U.dtype == s.dtype == Vt.dtype == np.float32
+    U0, s0, Vt0 = run(method, dense_input, 5, rng=2)
+    np.testing.assert_allclose(product(U, s, Vt), product(U0, s0, Vt0), atol=1e-4 * s0[0])
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_zero_matrix_gives_zero_singular_values(method):
+    U, s, Vt = run(method, sp.csr_matrix((40, 30)), 3, rng=0)
+    assert np.all(s == 0)
+    np.testing.assert_allclose(U.T @ U, np.eye(s.shape[0]), atol=1e-12)
+
+
+def test_same_seed_same_result_and_defaults(dense_input):
+    U, s, Vt = sl.fast_sp_svd(dense_input, 5, rng=7)
+    U2, s2, Vt2 = sl.fast_sp_svd(dense_input, 5, rng=np.random.default_rng(7))
+    assert s.shape == (10,)  # default c = r = 2k
+    np.testing.assert_array_equal(s, s2)
+    assert sl.practical_sp_svd(dense_input, 5, rng=1)[1].shape == (11,)  # c = 2k + 1
+    assert sl.three_sketch_svd(dense_input, 5, rng=1)[1].shape == (21,)  # c = 4k + 1
+
+
+def test_size_rules():
+    assert svd_mod.practical_sp_svd_sizes(60, 10) == (19, 41)
+    assert svd_mod.practical_sp_svd_sizes(30, 10) == (10, 20)
+    c, r, s_c, s_r = svd_mod.three_sketch_svd_sizes(40 * 2500 + 340**2, (2000, 500), 10)
+    assert (c, s_c) == (76, 160)
+    # k' (m + n) + s^2 stays within the budget, and s >= 2k' + 1
+    assert c * 2500 + s_c**2 <= 40 * 2500 + 340**2 and s_c >= 2 * c + 1
+    with pytest.raises(ValueError, match="below k"):
+        svd_mod.three_sketch_svd_sizes(5 * 2500, (2000, 500), 10)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_bit_identical_for_any_number_of_numba_threads(method):
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs 2 Numba threads")
+    # blocks above the size under which the kernels stay on one thread
+    inputs = (low_rank_plus_noise(400, 300, 12, 0.1, seed=1), sparse_matrix(400, 300, 0.3, seed=2))
+    before = numba.get_num_threads()
+    outs = {}
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            outs[threads] = [run(method, A, 5, kind=kind, rng=1, block_size=150)
+                             for A in inputs for kind in ("osnap-gaussian", "countsketch")]
+    finally:
+        numba.set_num_threads(before)
+    for got, want in zip(outs[2], outs[1]):
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+
+
+# ---- bad input ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("func", [sl.fast_sp_svd, sl.practical_sp_svd, sl.three_sketch_svd])
+def test_bad_blocks(func, dense_input):
+    A = dense_input
+    with pytest.raises(ValueError, match="empty iterable"):
+        func(iter([]), 3, shape=A.shape)
+    with pytest.raises(ValueError, match="hold 60 columns in total, but shape"):
+        func(column_blocks(A, [30, 30]), 3, shape=A.shape)
+    with pytest.raises(ValueError, match="more than shape"):
+        func(column_blocks(A, [30, 30, 30]), 3, shape=(90, 50))
+    with pytest.raises(ValueError, match="block 1 has 89 rows"):
+        func(iter([A[:, :30], A[1:, 30:]]), 3, shape=A.shape)
+    with pytest.raises(ValueError, match="block 0 has 70 columns, expected shape"):
+        func(iter([A[:40], A[40:]]), 3, shape=(90, 71), axis=0)
+    with pytest.raises(ValueError, match="shape=.* is required"):
+        func(column_blocks(A, [70]), 3)
+    with pytest.raises(ValueError, match="does not match"):
+        func(A, 3, shape=(90, 71))
+    bad = A.copy()
+    bad[3, 40] = np.nan
+    with pytest.raises(ValueError, match="block 1 must not contain NaN"):
+        func(column_blocks(bad, [35, 35]), 3, shape=A.shape)
+    with pytest.raises(ValueError, match="A must not contain NaN"):
+        func(bad, 3)
+    with pytest.raises(ValueError, match="block_size applies to a matrix"):
+        func(column_blocks(A, [70]), 3, shape=A.shape, block_size=10)
+    with pytest.raises(TypeError, match="shape must be a pair"):
+        func(column_blocks(A, [70]), 3, shape=90)
+    with pytest.raises(TypeError):
+        func(12, 3, shape=(1, 1))
+    with pytest.raises(ValueError, match="axis"):
+        func(A, 3, axis=2)
+    with pytest.raises(ValueError, match="range_sketch must be one of"):
+        func(A, 3, range_sketch="uniform")
+    with pytest.raises(ValueError, match="k must be an int in"):
+        func(A, 71)
+
+
+def test_bad_sizes(dense_input):
+    A = dense_input
+    with pytest.raises(ValueError, match="sketch sizes c = 4 and r = 8, got k = 5"):
+        sl.fast_sp_svd(A, 5, c=4, r=8)
+    with pytest.raises(ValueError, match="s_c must be >= c = 10"):
+        sl.fast_sp_svd(A, 5, c=10, r=10, s_c=9)
+    with pytest.raises(ValueError, match="s_r must be >= r = 12"):
+        sl.three_sketch_svd(A, 5, c=10, r=12, s_r=11)
+    with pytest.raises(ValueError, match="needs r >= c"):
+        sl.practical_sp_svd(A, 5, c=12, r=10)
+    with pytest.raises(ValueError, match="rank must be an int in"):
+        sl.fast_sp_svd(A, 5, c=10, r=10, rank=11)
+    with pytest.raises(ValueError, match="core_sketch must be one of"):
+        sl.fast_sp_svd(A, 5, core_sketch="leverage")
+    with pytest.raises(TypeError, match="c must be an int"):
+        sl.fast_sp_svd(A, 5, c=10.5)
+
+
+# ---- memory -------------------------------------------------------------------------
+
+
+def _held_nbytes(obj, seen=None):
+    """Bytes of the ndarrays an operator holds (its cached tables, etc.)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, (tuple, list)):
+        return sum(_held_nbytes(x, seen) for x in obj)
+    if isinstance(obj, sl.SketchOperator):
+        return sum(_held_nbytes(v, seen) for v in vars(obj).values())
+    slots = getattr(type(obj), "__slots__", ())
+    return sum(_held_nbytes(getattr(obj, name, None), seen) for name in slots)
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csc"])
+def test_peak_memory_over_column_blocks(fmt, monkeypatch):
+    """SPEC 7: peak extra memory <= 1.5 x (C, R, M and the operators) + one block."""
+    m, n, width, k = 3000, 2000, 100, 10
+    made = []
+    make_operators = svd_mod._make_operators
+
+    def recording(*args, **kwargs):
+        made.append(make_operators(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(svd_mod, "_make_operators", recording)
+
+    def blocks():
+        gen = np.random.default_rng(0)
+        for _ in range(n // width):
+            if fmt == "dense":
+                yield gen.standard_normal((m, width))
+            else:  # 200 nonzeros per column, built in CSC form directly
+                step = m // 200  # one nonzero in each run of `step` rows
+                rows = gen.integers(0, step, (width, 200)) + np.arange(0, m, step)
+                indices = rows.astype(np.int32).ravel()
+                del rows
+                yield sp.csc_matrix((gen.standard_normal(width * 200), indices,
+                                     np.arange(0, width * 200 + 1, 200, dtype=np.int32)),
+                                    shape=(m, width))
+
+    block_bytes = m * width * 8 if fmt == "dense" else width * 200 * 12 + (width + 1) * 4
+    sl.fast_sp_svd(blocks(), k, shape=(m, n), rng=0)  # compile and warm up
+    made.clear()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        U, s, Vt = sl.fast_sp_svd(blocks(), k, shape=(m, n), rng=0)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    c = r = 2 * k
+    s_c = s_r = math.ceil(3 * c * 2)
+    sketches = 8 * (m * c + r * n + s_c * s_r)
+    operators = sum(_held_nbytes(op) for op in made[0])
+    bound = 1.5 * (sketches + operators) + block_bytes
+    print(f"\n{fmt}: peak {peak / 1e6:.2f} MB, sketches {sketches / 1e6:.2f} MB, operators "
+          f"{operators / 1e6:.2f} MB, block {block_bytes / 1e6:.2f} MB, bound {bound / 1e6:.2f} MB")
+    assert U.shape == (m, c) and Vt.shape == (r, n)
+    assert peak <= bound
+
+
+# ---- lowrank_residual -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["dense", "F", "csr", "csc", "coo"])
+def test_lowrank_residual_matches_dense(fmt):
+    gen = np.random.default_rng(0)
+    A = sparse_matrix(80, 60, 0.2, seed=1)
+    A = A.toarray() if fmt == "dense" else np.asfortranarray(A.toarray()) if fmt == "F" else (
+        A.asformat(fmt))
+    U, s, Vt = sl.fast_sp_svd(A, 5, rng=0)
+    got = sl.lowrank_residual(A, U, s, Vt)
+    assert got == pytest.approx(lowrank_residual_dense(A, U, s, Vt), rel=1e-12)
+    # general factors: not orthonormal, signed weights
+    U2, s2, Vt2 = gen.standard_normal((80, 4)), gen.standard_normal(4), gen.standard_normal((4, 60))
+    got = sl.lowrank_residual(A, U2, s2, Vt2)
+    assert got == pytest.approx(lowrank_residual_dense(A, U2, s2, Vt2), rel=1e-12)
+
+
+def test_lowrank_residual_sums_duplicate_entries():
+    A = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([0, 0, 1]), np.array([0, 2, 3])),
+                      shape=(2, 2))
+    U, s, Vt = np.eye(2)[:, :1], np.array([0.5]), np.eye(2)[:1]
+    assert sl.lowrank_residual(A, U, s, Vt) == pytest.approx(
+        lowrank_residual_dense(A.toarray(), U, s, Vt), rel=1e-14)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_lowrank_residual_cancellation_falls_back(sparse, monkeypatch):
+    from sketchlab import residuals
+
+    calls = []
+    direct = residuals._lowrank_direct
+    monkeypatch.setattr(residuals, "_lowrank_direct",
+                        lambda *a: calls.append(1) or direct(*a))
+    A = low_rank_plus_noise(120, 90, 6, 0.0, seed=2)
+    A += 1e-7 * sparse_matrix(120, 90, 0.1, seed=3).toarray()
+    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    U, s, Vt = U[:, :6], s[:6], Vt[:6]
+    want = lowrank_residual_dense(A, U, s, Vt)
+    assert want < 1e-6 * np.linalg.norm(A)  # the expansion alone would keep few digits
+    got = sl.lowrank_residual(sp.csr_matrix(A) if sparse else A, U, s, Vt)
+    assert calls and got == pytest.approx(want, rel=1e-8)
+    calls.clear()
+    sl.lowrank_residual(A, U[:, :3], s[:3], Vt[:3])
+    assert not calls
+
+
+def test_lowrank_residual_bad_input():
+    A = np.ones((4, 3))
+    with pytest.raises(ValueError, match=r"U must have shape \(A.shape\[0\], len\(s\)\)"):
+        sl.lowrank_residual(A, np.ones((3, 2)), np.ones(2), np.ones((2, 3)))
+    with pytest.raises(ValueError, match="Vt must have shape"):
+        sl.lowrank_residual(A, np.ones((4, 2)), np.ones(2), np.ones((2, 4)))
+    with pytest.raises(ValueError, match="s must be 1-D"):
+        sl.lowrank_residual(A, np.ones((4, 2)), np.ones((2, 1)), np.ones((2, 3)))
+    with pytest.raises(ValueError, match="s must not contain NaN"):
+        sl.lowrank_residual(A, np.ones((4, 1)), [np.nan], np.ones((1, 3)))
+    with pytest.raises(ValueError, match="A must not contain NaN"):
+        sl.lowrank_residual(np.full((4, 3), np.inf), np.ones((4, 1)), [1.0], np.ones((1, 3)))
+    with pytest.raises(TypeError, match="U must be a dense array"):
+        sl.lowrank_residual(A, sp.csr_matrix(np.ones((4, 1))), [1.0], np.ones((1, 3)))
+    assert sl.lowrank_residual(np.zeros((4, 3)), np.zeros((4, 1)), [0.0], np.zeros((1, 3))) == 0.0
+
+
+# ---- the paper's Figure "svd" ------------------------------------------------------------
+
+SVD_GRID = (2, 3, 4, 6, 8)
+
+
+def _best_rank_k_error(A, k):
+    if sp.issparse(A):
+        from scipy.sparse.linalg import svds
+
+        top = svds(A, k=k, return_singular_vectors=False, tol=1e-10, random_state=0)
+        norm2 = float(A.multiply(A).sum())
+        return math.sqrt(norm2 - float((top**2).sum()))
+    s = np.linalg.svd(A, compute_uv=False)
+    return float(np.sqrt((s[k:] ** 2).sum()))
+
+
+def svd_figure_rows(A, k=10, grid=SVD_GRID, seeds=range(10)):
+    """Mean error ratio ||A - U S V^T||_F / ||A - A_k||_F - 1 of each method and x."""
+    kind = "countsketch" if sp.issparse(A) else "gaussian"
+    m, n = A.shape
+    best = _best_rank_k_error(A, k)
+    rows = []
+    for x in grid:
+        c = r = x * k // 2
+        s_c = s_r = math.ceil(3 * c * math.sqrt(x))
+        c_p, r_p = svd_mod.practical_sp_svd_sizes(c + r, k)
+        sizes_3 = svd_mod.three_sketch_svd_sizes(m * c + n * r + s_c * s_r, (m, n), k)
+        runs = {
+            "fast": lambda seed: sl.fast_sp_svd(A, k, c=c, r=r, s_c=s_c, s_r=s_r, range_sketch=kind,
+                                                core_sketch=kind, rng=seed),
+            "practical": lambda seed: sl.practical_sp_svd(A, k, c=c_p, r=r_p, range_sketch=kind,
+                                                          rng=seed),
+            "practical c=r": lambda seed: sl.practical_sp_svd(A, k, c=c, r=r, range_sketch=kind,
+                                                              rng=seed),
+            "three-sketch": lambda seed: sl.three_sketch_svd(
+                A, k, c=sizes_3[0], r=sizes_3[1], s_c=sizes_3[2], s_r=sizes_3[3],
+                range_sketch=kind, core_sketch=kind, rng=seed),
+        }
+        for name, fn in runs.items():
+            ratios = [sl.lowrank_residual(A, *fn(seed)) / best - 1 for seed in seeds]
+            rows.append((x, name, float(np.mean(ratios))))
+        rows.append((x, "sizes", (c, r, s_c, s_r, c_p, r_p, sizes_3)))
+    return rows
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("filename", ["madelon.xz", "dna.scale.xz", "mushrooms.xz",
+                                      "debian-tfidf.svm.xz"])
+def test_fast_sp_svd_beats_practical_on_real_data(filename, load_libsvm):
+    X, _ = load_libsvm(filename)
+    A = X.tocsr() if filename.startswith("debian") else X.toarray()
+    rows = svd_figure_rows(A)
+    table = {(x, name): v for x, name, v in rows}
+    print(f"\n{filename} {A.shape}")
+    for x in SVD_GRID:
+        print(f"x={x}: " + ", ".join(f"{name} {table[x, name]:+.4f}" for name in
+                                     ("fast", "practical", "practical c=r", "three-sketch"))
+              + f"  sizes (c, r, s_c, s_r, c_p, r_p, three) = {table[x, 'sizes']}")
+    for x in SVD_GRID:
+        assert table[x, "fast"] < table[x, "practical"]
+        assert table[x, "fast"] < table[x, "practical c=r"]
