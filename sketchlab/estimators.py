@@ -1,24 +1,22 @@
-"""scikit-learn estimators (scikit-learn is an optional dependency, imported
-lazily by this module only)."""
+"""scikit-learn estimators (scikit-learn is an optional dependency: this
+module, imported lazily by ``sketchlab``, is the only one that needs it)."""
+
+import warnings
+
+import numpy as np
+import scipy.linalg as sla
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import spsd as _spsd
+from . import svd as _svd
+from ._config import serial_blas
+from ._validation import as_generator, check_choice, check_int, check_positive
+from .rbf import RBFKernel
 
 __all__ = ["SketchedNystroem", "SinglePassSVD"]
 
 # ---- SketchedNystroem --------------------------------------------------------
-
-import warnings  # noqa: E402  (section imports)
-
-import numpy as np  # noqa: E402
-import scipy.linalg as sla  # noqa: E402
-from sklearn.base import (  # noqa: E402
-    BaseEstimator,
-    ClassNamePrefixFeaturesOutMixin,
-    TransformerMixin,
-)
-from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E402
-
-from . import spsd as _spsd  # noqa: E402
-from ._validation import check_choice, check_int, check_positive  # noqa: E402
-from .rbf import RBFKernel, _serial_blas  # noqa: E402
 
 _SPSD_CORES = {
     "nystrom": lambda K, c, s, rng: _spsd.nystrom(K, c, rng=rng),
@@ -159,7 +157,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         gamma = self._gamma(X.shape[1])
         approx = _SPSD_CORES[core](RBFKernel(X, gamma), c, s, self.random_state)
         U = approx.U
-        with _serial_blas():
+        with serial_blas():
             w, V = sla.eigh((U + U.T) / 2, check_finite=False)
         w = np.where(w > c * np.finfo(np.float64).eps * max(w.max(), 0.0), w, 0.0)
         self.components_ = X[approx.columns]
@@ -187,7 +185,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                           reset=False)
         gamma = self._gamma(X.shape[1])
         embedded = RBFKernel(self.components_, gamma).cross(X)
-        with _serial_blas():  # an (m, c) x (c, c) product
+        with serial_blas():  # an (m, c) x (c, c) product
             return np.asarray(embedded @ self.normalization_.T, dtype=X.dtype)
 
     def _gamma(self, n_features):
@@ -203,17 +201,6 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
 
 # ---- SinglePassSVD -----------------------------------------------------------
-
-import numpy as np  # noqa: E402  (section imports)
-from sklearn.base import (  # noqa: E402
-    BaseEstimator,
-    ClassNamePrefixFeaturesOutMixin,
-    TransformerMixin,
-)
-from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E402
-
-from . import svd as _svd  # noqa: E402
-from ._validation import as_generator, check_choice, check_int  # noqa: E402
 
 # Operators on the row dimension get this input_dim, since the number of rows
 # is not known in advance: the hash and Gaussian kinds regenerate any column

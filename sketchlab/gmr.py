@@ -18,6 +18,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from ._config import serial_blas
 from ._validation import as_generator, as_matrix, check_int
 from .operators import (
     SKETCH_KINDS,
@@ -111,20 +112,6 @@ def _out_dtype(*arrays):
     return np.dtype(np.float64)
 
 
-_BLAS_CONTROLLER = None
-
-
-def _one_blas_thread():
-    """Context limiting BLAS to one thread (SPEC 7: idle OpenBLAS threads
-    spinning after a LAPACK call slow down the Numba kernels that follow)."""
-    global _BLAS_CONTROLLER
-    if _BLAS_CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS_CONTROLLER = ThreadpoolController()
-    return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
-
-
 # ---------------------------------------------------------------------------
 # Small dense solver: L^+ M Rr^+
 # ---------------------------------------------------------------------------
@@ -175,12 +162,12 @@ def _range_factors(A, C, R):
     # matrices are memory-bound level-2 work that threads barely speed up, and
     # on a busy machine two OpenBLAS threads made the small GEMM below 10-100x
     # slower (SPEC 7).  A sparse product is serial scipy; a dense one a GEMM.
-    with _one_blas_thread():
+    with serial_blas():
         Q_C, T_C = sla.qr(np.asarray(C, dtype=np.float64), mode="economic", check_finite=False)
         Q_R, T_R = sla.qr(np.asarray(R, dtype=np.float64).T, mode="economic", check_finite=False)
     right = Q_R.shape[1] <= Q_C.shape[1]
     AQ = np.asarray(A @ Q_R) if right else np.asarray(A.T @ Q_C)  # (m, k_r) or (n, k_c)
-    with _one_blas_thread():
+    with serial_blas():
         B = Q_C.T @ AQ if right else AQ.T @ Q_R
     return Q_C, T_C, Q_R, T_R, B
 
@@ -265,7 +252,7 @@ def gmr(A, C, R, *, rtol=None):
     dtype = _out_dtype(A, C, R)
     eps = np.finfo(dtype).eps
     _, T_C, _, T_R, B = _range_factors(A, C, R)
-    with _one_blas_thread():
+    with serial_blas():
         X = _gmr_from_factors(T_C, T_R, B, C.shape, R.shape, rtol, eps)
     return X.astype(dtype, copy=False)
 
@@ -303,7 +290,7 @@ def _leverage_sampler(factor, axis, size, gen):
     scores when the factor is zero (every score is then zero)."""
     from .leverage import leverage_scores
 
-    with _one_blas_thread():  # a thin SVD, like the QRs of gmr
+    with serial_blas():  # a thin SVD, like the QRs of gmr
         scores = leverage_scores(factor, axis=axis)
     if not scores.sum() > 0:
         scores = np.ones_like(scores)
@@ -503,7 +490,7 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
     SC_C = S_C.apply(C, axis=0, check_finite=False)  # S_C C, (s_c, c)
     R_SR = S_R.apply(R, axis=1, check_finite=False)  # R S_R^T, (r, s_r)
     M = sketch_both(S_C, A, S_R, check_finite=False)  # S_C A S_R^T, (s_c, s_r)
-    with _one_blas_thread():
+    with serial_blas():
         X = _pinv_sandwich(SC_C, M, R_SR, rtol, rtol, np.finfo(dtype).eps)
         if structure == "symmetric":
             X = _symmetrize(X)

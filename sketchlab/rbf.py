@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from ._config import serial_blas
 from ._validation import as_matrix, check_int, check_positive
 
 __all__ = ["RBFKernel"]
@@ -28,24 +29,6 @@ _DENSIFY_MAX_ENTRIES = 1 << 22
 _BLOCK_ENTRIES = 1 << 22
 # Gram products of at most this many multiply-adds run on one BLAS thread.
 _SERIAL_GEMM_MAX = 1 << 26
-
-_BLAS_CONTROLLER = None
-
-
-def _serial_blas():
-    """Context limiting BLAS to one thread, for small LAPACK/BLAS calls next
-    to the Numba kernels (SPEC section 7: idle OpenBLAS threads spin against
-    Numba's).  Measured on this 2-core machine with other jobs running: a
-    2000 x 25 SVD took 700 ms with two OpenBLAS threads and 1.5 ms with one;
-    faster_spsd on mushrooms (c = 30, s = 300) went from 84-112 ms to
-    60-71 ms with its Gram products on one thread."""
-    global _BLAS_CONTROLLER
-    if _BLAS_CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS_CONTROLLER = ThreadpoolController()
-    return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
-
 
 def _parse_index(key, n, name):
     """(ids, span, scalar): int64 ids of a key along an axis of length n;
@@ -416,7 +399,7 @@ def _gram(PA, rows, rspan, PB, cols, cspan, same):
         A = PA.dense_rows(rows, rspan)
         B = A if same else PB.dense_rows(cols, cspan)
         if m * p * d <= _SERIAL_GEMM_MAX:
-            with _serial_blas():
+            with serial_blas():
                 return np.ascontiguousarray(A @ B.T)
         return np.ascontiguousarray(A @ B.T)
     if PA.sparse and PB.sparse:

@@ -5,20 +5,21 @@ for a low-rank factorization with orthonormal U, V,
 ||A - U diag(s) V^T||_F^2 = ||A||_F^2 - 2 sum_i s_i u_i^T A v_i + sum_i s_i^2.
 """
 
-__all__ = ["gmr_residual", "gmr_error_ratio", "lowrank_residual"]
+import numpy as np
+import scipy.sparse as sp
 
-# ---- GMR residuals (gmr_residual, gmr_error_ratio) -------------------------
-
-import numpy as np  # noqa: E402  (section imports)
-import scipy.sparse as sp  # noqa: E402
-
-from .gmr import (  # noqa: E402
+from ._validation import as_matrix
+from .gmr import (
     _check_core,
     _check_gmr_inputs,
     _gmr_from_factors,
     _out_dtype,
     _range_factors,
 )
+
+__all__ = ["gmr_residual", "gmr_error_ratio", "lowrank_residual"]
+
+# ---- GMR residuals (gmr_residual, gmr_error_ratio) -------------------------
 
 # ||A||_F^2 - ||B||_F^2 loses about log10(||A||^2 / result) digits to
 # cancellation; below this fraction of ||A||_F^2 the outside part is
@@ -226,9 +227,6 @@ def gmr_error_ratio(A, C, X, R, X_opt=None):
 
 
 # ---- low-rank residual (lowrank_residual) -----------------------------------
-
-from ._validation import as_matrix  # noqa: E402  (section imports)
-
 # The expansion below reuses _squared_norm, _CANCELLATION_RTOL and
 # _BLOCK_ENTRIES of the GMR section: same norm, same cancellation rule.
 

@@ -21,12 +21,12 @@ the same landmarks, and returns an :class:`SPSDApproximation`.
 import numpy as np
 import scipy.linalg as sla
 
+from ._config import serial_blas
 from ._validation import as_generator, check_choice, check_int, check_positive
 from .gmr import project_psd
 from .leverage import leverage_scores
 from .operators import LeverageScoreSampler, UniformSampler
 from .rbf import as_kernel
-from .rbf import _serial_blas
 
 __all__ = ["SPSDApproximation", "nystrom", "fast_spsd", "faster_spsd", "optimal_spsd", "eta"]
 
@@ -185,7 +185,7 @@ class SPSDApproximation:
         """
         c = self.C.shape[1]
         k = c if k is None else check_int(k, "k", 1, c)
-        with _serial_blas():
+        with serial_blas():
             Q, T = sla.qr(np.asarray(self.C, dtype=np.float64), mode="economic",
                           check_finite=False)
             w, Z = sla.eigh(_sym(T @ self.U @ T.T), check_finite=False)
@@ -251,7 +251,7 @@ def _sym(A):
 def _row_leverage(C):
     """Row leverage scores of C; uniform when C is all zero (then every
     core is 0 whatever rows are drawn)."""
-    with _serial_blas():
+    with serial_blas():
         scores = leverage_scores(C)
     return scores if scores.sum() > 0 else np.ones(C.shape[0])
 
@@ -315,7 +315,7 @@ def nystrom(K, c, *, columns=None, rng=None):
     """
     K, gen, cols, C, C64, _ = _start(K, c, columns, rng)
     n = K.shape[0]
-    with _serial_blas():
+    with serial_blas():
         U = sla.pinvh(_sym(C64[cols]), check_finite=False)
     return SPSDApproximation(cols, C, _sym(U), n_evaluated=n * cols.size, method="nystrom")
 
@@ -401,7 +401,7 @@ def fast_spsd(K, c, s, *, columns=None, rng=None, sampling="uniform", replace=Fa
     if not scaled:
         w = np.ones_like(w)
     M = _sampled_block(K, idx, w, idx, w)  # S K S^T
-    with _serial_blas():
+    with serial_blas():
         P = _pinv(w[:, None] * C64[idx])  # (S C)^+
         U = _sym(P @ M @ P.T)
     return SPSDApproximation(cols, C, U, n_evaluated=n * c + s * s, method="fast",
@@ -498,7 +498,7 @@ def faster_spsd(K, c, s, *, columns=None, rng=None):
     S2 = LeverageScoreSampler(s, n, scores=scores, rng=gen)
     i1, w1, i2, w2 = S1.indices, S1.weights, S2.indices, S2.weights
     M = _sampled_block(K, i1, w1, i2, w2)  # S1 K S2^T
-    with _serial_blas():
+    with serial_blas():
         X = _pinv(w1[:, None] * C64[i1]) @ M @ _pinv(w2[:, None] * C64[i2]).T
         U = project_psd(X)
     return SPSDApproximation(cols, C, U, n_evaluated=n * c + s * s, method="faster",
@@ -553,7 +553,7 @@ def optimal_spsd(K, c, *, columns=None, rng=None, block_rows=None):
         block_rows = check_int(block_rows, "block_rows", 1)
     K, gen, cols, C, C64, _ = _start(K, c, columns, rng)
     n = K.shape[0]
-    with _serial_blas():
+    with serial_blas():
         Q, sig, Vt = sla.svd(C64, full_matrices=False, check_finite=False)
     cutoff = max(C64.shape) * np.finfo(np.float64).eps * (sig[0] if sig.size else 0.0)
     r = int(np.count_nonzero(sig > cutoff))
@@ -562,7 +562,7 @@ def optimal_spsd(K, c, *, columns=None, rng=None, block_rows=None):
     for i0, block in K.row_blocks(block_rows):
         KQ[i0:i0 + block.shape[0]] = block @ Q
     Vs = Vt[:r].T / sig[:r]
-    with _serial_blas():
+    with serial_blas():
         U = Vs @ _sym(Q.T @ KQ) @ Vs.T
     return SPSDApproximation(cols, C, _sym(U), n_evaluated=n * cols.size + n * n,
                              method="optimal")
@@ -630,7 +630,7 @@ def eta(K, k, *, rng=None, tol=1e-10, max_iter=100, block_rows=None):
     max_iter = check_int(max_iter, "max_iter", 1)
     tol = check_positive(tol, "tol")
     gen = as_generator(rng)
-    with _serial_blas():
+    with serial_blas():
         Qj = sla.qr(gen.standard_normal((n, min(n, k + 10))), mode="economic",
                     check_finite=False)[0]
     Qs, Zs = [], []
@@ -651,7 +651,7 @@ def eta(K, k, *, rng=None, tol=1e-10, max_iter=100, block_rows=None):
         Qs.append(Qj)
         Zs.append(Zj)
         Q = np.hstack(Qs)
-        with _serial_blas():
+        with serial_blas():
             # Rayleigh-Ritz on the Krylov basis: K Q is known block by block
             theta = sla.eigvalsh(_sym(Q.T @ np.hstack(Zs)), check_finite=False)
             theta = theta[np.argsort(-np.abs(theta))][:k]

@@ -29,8 +29,8 @@ import math
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
+from ._config import serial_blas
 from ._validation import (
     as_generator,
     as_matrix,
@@ -258,7 +258,7 @@ class _SketchState:
         # One BLAS thread for these thin QRs and small solves: next to the
         # Numba kernels, spinning OpenBLAS threads made them several times
         # slower (QR of a 52396 x 20 C: 0.07 s with one thread, 0.5 s with two).
-        with threadpool_limits(1, user_api="blas"):
+        with serial_blas():
             if method == "practical":
                 return _finalize_practical(C, self.R, self.psi, rank, overwrite, self.dtype)
             core = _core_fast if method == "fast" else _core_three
