@@ -64,15 +64,23 @@ def right_csr_table(a_ptr, a_idx, a_val, c_ptr, c_idx, c_val, out):
 def right_csr_hash(a_ptr, a_idx, a_val, codes, p, scale, out):
     """out = A S^T  (m x s) with A as CSR arrays and S as packed codes."""
     m, s = out.shape
+    up = np.uint64(p)
     for i in prange(m):
         row = out[i]
         row[:] = 0.0
-        for q in range(a_ptr[i], a_ptr[i + 1]):
-            base = np.uint64(a_idx[q]) * np.uint64(p)
-            v = scale * a_val[q]
-            for b in range(p):
-                code = np.uint32(codes[base + np.uint64(b)])
-                row[code >> np.uint32(1)] += v * _SIGNS[code & np.uint32(1)]
+        lo = a_ptr[i]
+        hi = a_ptr[i + 1]
+        if p == 1:  # CountSketch: no inner loop
+            for q in range(lo, hi):
+                code = np.uint32(codes[np.uint64(a_idx[q])])
+                row[code >> np.uint32(1)] += (scale * a_val[q]) * _SIGNS[code & np.uint32(1)]
+        else:
+            for q in range(lo, hi):
+                base = np.uint64(a_idx[q]) * up
+                v = scale * a_val[q]
+                for b in range(p):
+                    code = np.uint32(codes[base + np.uint64(b)])
+                    row[code >> np.uint32(1)] += v * _SIGNS[code & np.uint32(1)]
 
 
 @njit(**PJIT)
@@ -110,16 +118,23 @@ def both_csr_chunks_hash(
         buf = bufs[c]
         buf[:, :] = 0.0
         for i in range(bounds[c], bounds[c + 1]):
+            lo = a_ptr[i]
+            hi = a_ptr[i + 1]
             for b1 in range(p1):
                 code1 = np.uint32(codes1[np.uint64(i) * up1 + np.uint64(b1)])
                 row = buf[code1 >> np.uint32(1)]
                 w = scale1 * scale2 * _SIGNS[code1 & np.uint32(1)]
-                for q in range(a_ptr[i], a_ptr[i + 1]):
-                    base = np.uint64(a_idx[q]) * up2
-                    wv = w * a_val[q]
-                    for b2 in range(p2):
-                        code = np.uint32(codes2[base + np.uint64(b2)])
-                        row[code >> np.uint32(1)] += wv * _SIGNS[code & np.uint32(1)]
+                if p2 == 1:  # CountSketch on the right: no inner loop
+                    for q in range(lo, hi):
+                        code = np.uint32(codes2[np.uint64(a_idx[q])])
+                        row[code >> np.uint32(1)] += (w * a_val[q]) * _SIGNS[code & np.uint32(1)]
+                else:
+                    for q in range(lo, hi):
+                        base = np.uint64(a_idx[q]) * up2
+                        wv = w * a_val[q]
+                        for b2 in range(p2):
+                            code = np.uint32(codes2[base + np.uint64(b2)])
+                            row[code >> np.uint32(1)] += wv * _SIGNS[code & np.uint32(1)]
 
 
 @njit(**PJIT)
