@@ -1,0 +1,252 @@
+"""``python -m experiments``: run the paper's sweeps, draw the figures, write the report.
+
+Sub-commands: ``gmr``, ``kernel``, ``spsd-table``, ``eta``, ``svd`` (one sweep
+each, writing ``OUT/<name>/<name>.csv`` and ``run.json``, its figures under
+``OUT/figures``, and ``OUT/REPORT.md`` over the sweeps found), ``reproduce`` (all
+sweeps on the data that is present, then the figures and ``OUT/REPORT.md``),
+``plot`` (figures from the CSV alone), ``report`` (``REPORT.md`` from the CSV
+alone), ``datasets`` (the registry and what is on disk) and ``download``.
+"""
+
+import argparse
+import json
+import logging
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from . import datasets as ds
+from . import eta, gmr, kernel, spsd_table, svd
+from .runs import ConfigError, write_run
+
+SWEEPS = {m.NAME: m for m in (gmr, kernel, spsd_table, eta, svd)}
+# reproduce runs the sweeps on the same data back to back (the loader caches files)
+ORDER = ("gmr", "svd", "kernel", "spsd-table", "eta")
+
+
+def _grid(text):
+    try:
+        values = tuple(float(v) if "." in v else int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--grid must be comma-separated numbers, got {text!r}")
+    if not values or min(values) <= 0:
+        raise argparse.ArgumentTypeError(f"--grid values must be > 0, got {text!r}")
+    return values
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive int, got {text!r}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive int, got {text!r}")
+    return value
+
+
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def build_parser():
+    """The argument parser of ``python -m experiments``."""
+    common = argparse.ArgumentParser(add_help=False)
+    arg = common.add_argument
+    arg("--dataset", action="append", metavar="NAME_OR_PATH",
+        help="a registry name (see `datasets`) or the path of a LIBSVM/IDX file; repeatable. "
+        "Default: the paper's data sets that are present (stand-ins for absent ones)")
+    arg("--reps", type=_positive_int, help="repetitions per point (default 10; fewer with --quick)")
+    arg("--seed", type=int, default=0, help="base seed (default 0)")
+    arg("--quick", action="store_true", help="reduced grid and repetitions")
+    arg("--out", type=Path, default=Path("results"), help="output directory (default results/)")
+    arg("--download", action="store_true", help="download absent default data sets first")
+    arg("--no-progress", action="store_true", help="no progress bars")
+    sizes = argparse.ArgumentParser(add_help=False)
+    sizes.add_argument("--grid", type=_grid,
+                       help="comma-separated values of a (of x = (c + r) / k for svd)")
+    sizes.add_argument("--storage", choices=("auto", "dense", "sparse"), default="auto",
+                       help="treat data as dense (Gaussian sketches) or sparse (CountSketch)")
+    kern = argparse.ArgumentParser(add_help=False)
+    kern.add_argument("--gamma", type=_positive_float,
+                      help="RBF scale gamma (the paper's sigma); required for a file given by path")
+    kern.add_argument("--k", type=_positive_int, help="target rank k (default 15; c = 2k)")
+    kern.add_argument("--grid", type=_grid, help="comma-separated values of a = s / c")
+
+    parser = argparse.ArgumentParser(
+        prog="python -m experiments",
+        description="Reproduce the figures and tables of Ye, Wang, Zhang & Zhang, "
+        "'Fast Generalized Matrix Regression with Applications in Machine Learning'.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = sub.add_parser("gmr", parents=[common, sizes], help="Figure glsr: Fast GMR error ratio")
+    p.add_argument("--c", type=_positive_int, help="c = r, columns of C and rows of R (default 20)")
+    sub.add_parser("kernel", parents=[common, kern], help="Figure fast_spsd: SPSD kernel methods")
+    sub.add_parser("spsd-table", parents=[common, kern], help="Table spsd: fast SPSD variants")
+    p = sub.add_parser("eta", parents=[common], help="Table ker_data: ||K_k||^2 / ||K||^2")
+    p.add_argument("--gamma", type=_positive_float, help="RBF scale (required for a path)")
+    p.add_argument("--k", type=_positive_int, help="k (default 15)")
+    p = sub.add_parser("svd", parents=[common, sizes], help="Figure svd: single-pass SVDs")
+    p.add_argument("--k", type=_positive_int, help="target rank k (default 10)")
+    p = sub.add_parser("reproduce", parents=[common], help="every sweep, figures and REPORT.md")
+    p.add_argument("--gamma", type=_positive_float, help="RBF scale for files given by path")
+    for name, text in (("plot", "redraw the figures from the CSV files"),
+                       ("report", "rewrite REPORT.md from the CSV files")):  # fmt: skip
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--out", type=Path, default=Path("results"), help="results directory")
+    p = sub.add_parser("datasets", help="list the registry and what is on disk")
+    p.add_argument("--verify", action="store_true", help="check checksums of the files present")
+    p = sub.add_parser("download", help="download data sets into $SKETCHLAB_DATA")
+    p.add_argument("names", nargs="+", help="registry names")
+    p.add_argument("--no-progress", action="store_true")
+    return parser
+
+
+def _options(args, name):
+    """The sweep-specific options present on ``args`` (None when not given)."""
+    keys = {"gmr": ("c", "grid", "storage"), "svd": ("k", "grid", "storage"),
+            "kernel": ("k", "grid", "gamma"), "spsd-table": ("k", "grid", "gamma"),
+            "eta": ("k", "gamma")}[name]  # fmt: skip
+    return {k: getattr(args, k, None) for k in keys if getattr(args, k, None) is not None}
+
+
+def _select(module, args):
+    """(specs to run, paper data sets missing, {paper data set: stand-in}) for a sweep."""
+    if args.dataset:
+        return tuple(args.dataset), [], {}
+    if args.download:
+        for name in module.DEFAULT_DATASETS:
+            entry = ds.get(name)
+            if ds.locate(entry) is None and entry.downloadable:
+                try:
+                    ds.fetch(entry, progress=not args.no_progress)
+                except ds.DatasetError as exc:
+                    logging.getLogger("experiments").warning("%s", exc)
+    chosen, missing, replaced = ds.resolve(module.DEFAULT_DATASETS)
+    return tuple(d.name for d in chosen), missing, replaced
+
+
+def run_sweep(name, args, options=None):
+    """Run one sweep as the CLI does and write its CSV and run.json; returns the rows."""
+    module = SWEEPS[name]
+    specs, missing, replaced = _select(module, args)
+    options = _options(args, name) if options is None else options
+    config = module.make_config(specs, quick=args.quick, reps=args.reps, seed=args.seed, **options)
+    if not specs:
+        print(f"{name}: no data set available (missing: {', '.join(missing)}); skipped")
+        return []
+    started = time.perf_counter()
+    rows = module.run(config, show_progress=not args.no_progress)
+    loaded = module.load_all(config)
+    path = write_run(args.out, name, config, rows, module.COLUMNS, started=started,
+                     datasets=loaded, missing=missing, replaced=replaced,
+                     seeds=_seed_rule(config), command=args.command_line)  # fmt: skip
+    wall = time.perf_counter() - started
+    print(f"{name}: {len(rows)} rows -> {path} ({wall:.1f} s)")
+    for line in module.summary(rows):
+        print(f"  {line}")
+    for paper_name, stand_in in replaced.items():
+        print(f"  {paper_name}: not available, stand-in {stand_in} used")
+    if missing:
+        print(f"  not available: {', '.join(missing)}")
+    return rows
+
+
+def record_reproduce(out, wall, command):
+    """``OUT/reproduce.json``: the command and total wall time of a ``reproduce`` run."""
+    record = {
+        "command": command,
+        "wall_time_s": round(wall, 1),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    with open(Path(out) / "reproduce.json", "w") as fh:
+        json.dump(record, fh, indent=2)
+        fh.write("\n")
+
+
+def _seed_rule(config):
+    return {
+        "base_seed": config.seed,
+        "rule": "every CSV row's `seed` is derive_seed(base_seed, dataset, rep, key) "
+        "(experiments.runs) and is passed as rng= to the library call of that row",
+    }
+
+
+def main(argv=None):
+    """Entry point; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    args = build_parser().parse_args(argv)
+    args.command_line = shlex.join(["python", "-m", "experiments", *argv])
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    try:
+        return _dispatch(args)
+    except (ds.DatasetError, ConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _dispatch(args):
+    from . import plotting, report
+
+    if args.command in SWEEPS:
+        rows = run_sweep(args.command, args)
+        if rows:  # its figure, and REPORT.md over every sweep found under --out
+            figures = plotting.plot_sweep(args.command, rows, args.out / "figures")
+            print(f"figures: {len(figures)} PNG files in {args.out / 'figures'}")
+            print(f"report: {report.write_report(args.out)}")
+        return 0
+    if args.command == "reproduce":
+        started = time.perf_counter()
+        for name in ORDER:
+            kernel_sweep = name in ("kernel", "spsd-table", "eta")
+            run_sweep(name, args, {"gamma": args.gamma} if args.gamma and kernel_sweep else {})
+        figures = plotting.plot_all(args.out)
+        record_reproduce(args.out, time.perf_counter() - started, args.command_line)
+        path = report.write_report(args.out)
+        print(f"figures: {len(figures)} PNG files in {args.out / 'figures'}")
+        print(f"report: {path} (total {time.perf_counter() - started:.0f} s)")
+        for line in report.verdicts(args.out):
+            print(f"  {line}")
+        return 0
+    if args.command == "plot":
+        figures = plotting.plot_all(args.out)
+        for f in figures:
+            print(f)
+        if not figures:
+            print(f"no CSV results under {args.out}", file=sys.stderr)
+            return 1
+        return 0
+    if args.command == "report":
+        print(report.write_report(args.out))
+        return 0
+    if args.command == "datasets":
+        _list_datasets(args.verify)
+        return 0
+    if args.command == "download":
+        for name in args.names:
+            print(ds.fetch(ds.get(name), progress=not args.no_progress))
+        return 0
+    raise AssertionError(args.command)  # pragma: no cover
+
+
+def _list_datasets(verify):
+    print(f"data directory: {ds.data_home()} (set SKETCHLAB_DATA to change)")
+    for entry in ds.REGISTRY.values():
+        if verify:
+            path, status = ds.verify(entry)
+        else:
+            path = ds.locate(entry)
+            status = "present" if path else "missing"
+            status += ", downloadable" if not path and entry.downloadable else ""
+        shape = "x".join(str(v) for v in entry.shape) if entry.shape else "?"
+        print(f"{entry.label:52s} {shape:>12s}  {status}{'  ' + str(path) if path else ''}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""Sweep ``kernel``: Figure "fast_spsd", SPSD approximations K ~ C U C^T of RBF kernels.
+
+Protocol (paper Section 7.2, SPEC section 5): K_ij = exp(-gamma ||x_i - x_j||^2)
+with the paper's sigma as gamma; k = 15 and c = 2k landmark columns drawn
+uniformly without replacement, shared by the four methods of a repetition;
+s = a c with a = 3..16; error ||K - C U C^T||_F / ||K||_F of
+
+- ``nystrom``: U = K[cols, cols]^+ (no s);
+- ``fast_spsd``: Wang et al. (2016), U = (S C)^+ (S K S^T) (C^T S^T)^+;
+- ``faster_spsd``: Algorithm 2, two independent leverage-score samplers of
+  C's rows, then the PSD projection;
+- ``optimal``: U = C^+ K (C^+)^T (no s).
+
+Nystrom and the two sketched methods read K through a
+:class:`sketchlab.RBFKernel` oracle, which evaluates only the entries they
+ask for (their ``n_evaluated``); the optimal core, which reads all of K, gets
+the full matrix computed once per data set.  Errors are exact, against the
+full K, through :class:`RelativeError` (equal to each result's ``error(K)``,
+at O(c^3) instead of O(n^2 c) per method).
+"""
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import datasets as ds
+from .analysis import group
+from .runs import ConfigError, derive_seed, progress
+
+NAME = "kernel"
+DEFAULT_DATASETS = ds.KERNEL_DATASETS
+METHODS = ("nystrom", "fast_spsd", "faster_spsd", "optimal")
+COLUMNS = (
+    "dataset", "n", "gamma", "k", "c", "method", "a", "s", "rep", "seed",
+    "landmark_seed", "error", "n_evaluated", "seconds",
+)  # fmt: skip
+# Data with at most this many entries is densified for the kernel (BLAS distances).
+_DENSE_ENTRIES = 50_000_000
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """Configuration of the ``kernel`` sweep.
+
+    ``gamma`` overrides the registry's sigma (needed for a file given by
+    path); ``fast_options`` are keyword arguments of ``sketchlab.fast_spsd``
+    selecting its variant, as (name, value) pairs.
+    """
+
+    datasets: tuple = ()
+    reps: int = 10
+    seed: int = 0
+    k: int = 15
+    grid: tuple = tuple(range(3, 17))
+    gamma: float | None = None
+    fast_options: tuple = ()
+
+    @property
+    def c(self):
+        return 2 * self.k
+
+    @classmethod
+    def quick(cls, **kwargs):
+        """Reduced grid and repetitions (``--quick``)."""
+        return cls(**{"reps": 3, "grid": (3, 6, 10, 16), **kwargs})
+
+
+def make_config(datasets, *, quick=False, reps=None, seed=0, k=None, grid=None, gamma=None):
+    """The config of the CLI options."""
+    kwargs = {"datasets": tuple(datasets), "seed": seed, "gamma": gamma}
+    if reps is not None:
+        kwargs["reps"] = reps
+    if k is not None:
+        kwargs["k"] = k
+    if grid is not None:
+        if any(float(a) != int(a) or a < 1 for a in grid):
+            raise ConfigError(f"--grid for the kernel sweeps must be integers a >= 1, got {grid}")
+        kwargs["grid"] = tuple(int(a) for a in grid)
+    return KernelConfig.quick(**kwargs) if quick else KernelConfig(**kwargs)
+
+
+def kernel_data(spec, gamma=None):
+    """(loaded data set, gamma) for a kernel sweep; gamma from the option or the registry."""
+    data = ds.load_cached(spec, gamma=gamma)
+    g = data.dataset.gamma
+    if g is None:
+        raise ConfigError(
+            f"data set {data.dataset.name!r} has no kernel scale in the registry; pass --gamma"
+        )
+    return data, g
+
+
+def load_all(config):
+    return [data for data, _ in (kernel_data(spec, config.gamma) for spec in config.datasets)]
+
+
+def kernel_input(X):
+    """X as the oracle gets it: dense when small enough (BLAS distances), else CSR."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X) and X.shape[0] * X.shape[1] <= _DENSE_ENTRIES:
+        return np.ascontiguousarray(X.toarray())
+    return X
+
+
+def kernel_matrix(X, gamma):
+    """The full n x n RBF kernel matrix, evaluated by the library's oracle."""
+    import sketchlab
+
+    return sketchlab.RBFKernel(kernel_input(X), gamma).toarray()
+
+
+def landmarks(n, c, seed):
+    """c distinct columns drawn uniformly from n (sorted), from ``seed``."""
+    if c > n:
+        raise ConfigError(f"c = 2k = {c} landmark columns need n >= c, got n = {n}")
+    return np.sort(np.random.default_rng(seed).choice(n, size=c, replace=False))
+
+
+class RelativeError:
+    """``||K - C U C^T||_F / ||K||_F`` for a fixed C, for any core U, in O(c^3).
+
+    All methods of a repetition share C = K[:, cols], so with T = C^T K C and
+    G = C^T C (one O(n^2 c) product per repetition),
+    ``||K - C U C^T||_F^2 = ||K||_F^2 - 2 <U, T> + tr(U G U^T G)`` for any U.
+    The errors here are above 1e-3 of ||K||_F, so the subtraction loses at
+    most about 6 of the 16 digits.
+    """
+
+    def __init__(self, K, C):
+        self.norm2 = float(np.einsum("ij,ij->", K, K))
+        self.T = C.T @ (K @ C)
+        self.G = C.T @ C
+
+    def __call__(self, U):
+        # ||C U C^T||_F^2 = tr(U G U^T G) = sum((U G) * (G U)) for symmetric G
+        cross = float(np.sum(U * self.T))
+        square = float(np.sum((U @ self.G) * (self.G @ U)))
+        sq = self.norm2 - 2.0 * cross + square
+        return math.sqrt(max(sq, 0.0) / self.norm2)
+
+
+def approximate(method, oracle, K_full, c, s, cols, seed, fast_options=()):
+    """One SPSD approximation of the sweep (``s`` and ``seed`` unused by Nystrom, optimal)."""
+    import sketchlab
+
+    if method == "nystrom":
+        return sketchlab.nystrom(oracle, c, columns=cols)
+    if method == "optimal":
+        return sketchlab.optimal_spsd(K_full, c, columns=cols)
+    if method == "fast_spsd":
+        return sketchlab.fast_spsd(oracle, c, s, columns=cols, rng=seed, **dict(fast_options))
+    return sketchlab.faster_spsd(oracle, c, s, columns=cols, rng=seed)
+
+
+def run(config, *, show_progress=True):
+    """Run the sweep; one row per (data set, repetition, method, a).
+
+    Nystrom and optimal rows have no ``a``, ``s`` or ``seed`` (empty in the
+    CSV).  The landmarks of a repetition are ``landmarks(n, c, landmark_seed)``.
+    """
+    import sketchlab
+    from sketchlab.rbf import as_kernel
+
+    plan = [("nystrom", math.nan), ("optimal", math.nan)]
+    plan += [(m, int(a)) for a in config.grid for m in ("fast_spsd", "faster_spsd")]
+    rows = []
+    for spec in config.datasets:
+        data, gamma = kernel_data(spec, config.gamma)
+        X = kernel_input(data.X)
+        name, n = data.dataset.name, X.shape[0]
+        K = kernel_matrix(X, gamma)
+        K_full = as_kernel(K)  # symmetry checked once, blocks read from memory
+        bar = progress(total=config.reps * len(plan), desc=f"kernel {name}", enabled=show_progress)
+        with bar:
+            for rep in range(config.reps):
+                lm_seed = derive_seed(config.seed, name, rep, "landmarks")
+                cols = landmarks(n, config.c, lm_seed)
+                err = RelativeError(K, K[:, cols])
+                oracle = sketchlab.RBFKernel(X, gamma)
+                for method, a in plan:
+                    swept = math.isfinite(a)
+                    s = a * config.c if swept else math.nan
+                    seed = derive_seed(config.seed, name, rep, method, a) if swept else math.nan
+                    t0 = time.perf_counter()
+                    result = approximate(method, oracle, K_full, config.c, s, cols, seed,
+                                         config.fast_options)  # fmt: skip
+                    seconds = time.perf_counter() - t0
+                    assert np.array_equal(result.columns, cols)
+                    rows.append({
+                        "dataset": name, "n": n, "gamma": gamma, "k": config.k, "c": config.c,
+                        "method": method, "a": a, "s": s, "rep": rep, "seed": seed,
+                        "landmark_seed": lm_seed, "error": err(result.U),
+                        "n_evaluated": result.n_evaluated, "seconds": seconds,
+                    })  # fmt: skip
+                    bar.update()
+    return rows
+
+
+def summary(rows):
+    """Per data set: mean errors at a = 10 (or the largest a run) of the four methods."""
+    lines = []
+    for (name,), sub in group(rows, "dataset").items():
+        swept = sorted({r["a"] for r in sub if math.isfinite(r["a"])})
+        at = 10 if 10 in swept else swept[-1]
+        parts = []
+        for method in METHODS:
+            vals = [r["error"] for r in sub
+                    if r["method"] == method and (not math.isfinite(r["a"]) or r["a"] == at)]
+            if vals:
+                parts.append(f"{method} {np.mean(vals):.3f}")
+        lines.append(f"{name} (a = {at}): " + ", ".join(parts))
+    return lines

@@ -1,0 +1,185 @@
+"""Sweep ``svd``: Figure "svd", single-pass SVDs against x = (c + r) / k.
+
+Protocol (paper Section 7.3, SPEC section 5): k = 10; for each x on the grid,
+c = r = x k / 2, and Fast SP-SVD (Algorithm 3) with core sketches
+s_c = 3 c sqrt(x), s_r = 3 r sqrt(x); Gaussian sketches for dense A,
+CountSketch for sparse A, in every method.  Its peers, each at the same
+budget:
+
+- ``practical``: Practical SP-SVD (Tropp et al. 2017, the paper's appendix
+  algorithm) with the same c + r split as its authors recommend
+  (``sketchlab.svd.practical_sp_svd_sizes``: r ~ 2c + 1);
+- ``practical-equal``: the same with c = r, the split the paper warns against;
+- ``three-sketch``: Tropp et al. (2019) with their recommended sizes
+  (s = 2k' + 1) for the same storage m c + n r + s_c s_r as Fast SP-SVD
+  (``sketchlab.svd.three_sketch_svd_sizes``).
+
+Error ratio ``||A - U S V^T||_F / ||A - A_k||_F - 1`` with the sketch-rank
+output (so it can be negative), both norms exact.
+"""
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from . import datasets as ds
+from .analysis import curve, group
+from .runs import ConfigError, derive_seed, progress
+
+NAME = "svd"
+DEFAULT_DATASETS = ds.GMR_DATASETS
+METHODS = ("fast", "practical", "practical-equal", "three-sketch")
+COLUMNS = (
+    "dataset", "storage", "sketch", "m", "n", "k", "x", "method", "c", "r", "s_c", "s_r",
+    "numbers", "rep", "seed", "error_ratio", "residual", "residual_opt", "seconds",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SVDConfig:
+    """Configuration of the ``svd`` sweep (``grid`` holds x = (c + r) / k)."""
+
+    datasets: tuple = ()
+    reps: int = 10
+    seed: int = 0
+    k: int = 10
+    grid: tuple = (2, 3, 4, 6, 8)
+    core_factor: float = 3.0
+    methods: tuple = METHODS
+    dense_sketch: str = "gaussian"
+    sparse_sketch: str = "countsketch"
+    storage: str = "auto"
+
+    @classmethod
+    def quick(cls, **kwargs):
+        """Reduced grid and repetitions (``--quick``)."""
+        return cls(**{"reps": 2, "grid": (2, 4, 8), **kwargs})
+
+
+def make_config(datasets, *, quick=False, reps=None, seed=0, k=None, grid=None, storage="auto"):
+    """The config of the CLI options."""
+    kwargs = {"datasets": tuple(datasets), "seed": seed, "storage": storage}
+    if reps is not None:
+        kwargs["reps"] = reps
+    if k is not None:
+        kwargs["k"] = k
+    if grid is not None:
+        if min(grid) < 2:
+            raise ConfigError(f"--grid for svd holds x = (c + r) / k >= 2, got {grid}")
+        kwargs["grid"] = tuple(grid)
+    return SVDConfig.quick(**kwargs) if quick else SVDConfig(**kwargs)
+
+
+def load_all(config):
+    dense = {"auto": None, "dense": True, "sparse": False}[config.storage]
+    return [ds.load_cached(spec, dense=dense) for spec in config.datasets]
+
+
+def sizes(x, k, shape, core_factor=3.0):
+    """Fast SP-SVD sizes at x: c = r = round(x k / 2), s_c = ceil(3 c sqrt(x)) (capped at m, n)."""
+    m, n = shape
+    c = r = max(k, int(round(x * k / 2)))
+    s_c = min(m, max(c, math.ceil(core_factor * c * math.sqrt(x))))
+    s_r = min(n, max(r, math.ceil(core_factor * r * math.sqrt(x))))
+    return c, r, s_c, s_r
+
+
+def method_sizes(method, x, k, shape, core_factor=3.0):
+    """(c, r, s_c, s_r) of ``method`` at x (s_c = s_r = 0 without a core sketch)."""
+    from sketchlab.svd import practical_sp_svd_sizes, three_sketch_svd_sizes
+
+    m, n = shape
+    c, r, s_c, s_r = sizes(x, k, shape, core_factor)
+    if method == "fast":
+        return c, r, s_c, s_r
+    if method == "practical":
+        return (*practical_sp_svd_sizes(c + r, k), 0, 0)
+    if method == "practical-equal":
+        return c, r, 0, 0
+    if method == "three-sketch":
+        return three_sketch_svd_sizes(m * c + n * r + s_c * s_r, shape, k)
+    raise ConfigError(f"method must be one of {METHODS}, got {method!r}")
+
+
+def best_rank_residual(A, k):
+    """``||A - A_k||_F``, exact: from all singular values (dense) or the top k (sparse).
+
+    The tail is ``||A||_F^2 - sum_{i<=k} sigma_i^2``; for a dense A the sum of
+    the trailing squares is used directly, which has no cancellation.
+    """
+    if sp.issparse(A):
+        sigma = spla.svds(A, k=k, return_singular_vectors=False, tol=0, random_state=0)
+        norm2 = float(A.data @ A.data)
+        return math.sqrt(max(norm2 - float(np.sum(np.sort(sigma)[::-1][:k] ** 2)), 0.0))
+    sigma = sla.svdvals(A, check_finite=False)
+    return float(np.sqrt(np.sum(sigma[k:] ** 2)))
+
+
+def _call(method, A, k, c, r, s_c, s_r, kind, seed):
+    import sketchlab
+
+    if method == "fast":
+        return sketchlab.fast_sp_svd(A, k, c=c, r=r, s_c=s_c, s_r=s_r, range_sketch=kind,
+                                     core_sketch=kind, rng=seed)  # fmt: skip
+    if method in ("practical", "practical-equal"):
+        return sketchlab.practical_sp_svd(A, k, c=c, r=r, range_sketch=kind, rng=seed)
+    return sketchlab.three_sketch_svd(A, k, c=c, r=r, s_c=s_c, s_r=s_r, range_sketch=kind,
+                                      core_sketch=kind, rng=seed)  # fmt: skip
+
+
+def run(config, *, show_progress=True):
+    """Run the sweep; one row per (data set, repetition, x, method).
+
+    Returns
+    -------
+    rows : list of dict
+        With the keys of ``COLUMNS``; ``seed`` is the ``rng`` of that call,
+        ``numbers`` the floats its sketches store.
+    """
+    import sketchlab
+
+    rows = []
+    for data in load_all(config):
+        A, name = data.X, data.dataset.name
+        kind = config.dense_sketch if data.dense else config.sparse_sketch
+        m, n = A.shape
+        opt = best_rank_residual(A, config.k)
+        plan = [(x, meth, method_sizes(meth, x, config.k, A.shape, config.core_factor))
+                for x in config.grid for meth in config.methods]  # fmt: skip
+        bar = progress(total=config.reps * len(plan), desc=f"svd {name}", enabled=show_progress)
+        with bar:
+            for rep in range(config.reps):
+                for x, method, (c, r, s_c, s_r) in plan:
+                    seed = derive_seed(config.seed, name, rep, method, str(x))
+                    t0 = time.perf_counter()
+                    U, s, Vt = _call(method, A, config.k, c, r, s_c, s_r, kind, seed)
+                    seconds = time.perf_counter() - t0
+                    residual = sketchlab.lowrank_residual(A, U, s, Vt)
+                    rows.append({
+                        "dataset": name, "storage": "dense" if data.dense else "sparse",
+                        "sketch": kind, "m": m, "n": n, "k": config.k, "x": x,
+                        "method": method, "c": c, "r": r, "s_c": s_c, "s_r": s_r,
+                        "numbers": m * c + n * r + s_c * s_r, "rep": rep, "seed": seed,
+                        "error_ratio": residual / opt - 1 if opt > 0 else math.nan,
+                        "residual": residual, "residual_opt": opt, "seconds": seconds,
+                    })  # fmt: skip
+                    bar.update()
+    return rows
+
+
+def summary(rows):
+    """Per data set: the mean error ratio of each method at the smallest and largest x."""
+    lines = []
+    for (name,), sub in group(rows, "dataset").items():
+        parts = []
+        for (method,), mrows in group(sub, "method").items():
+            cv = curve(mrows, "x", "error_ratio")
+            parts.append(f"{method} {cv['mean'][0]:.3f}..{cv['mean'][-1]:.3f}")
+        xs = sorted({r["x"] for r in sub})
+        lines.append(f"{name} (x = {xs[0]:g}..{xs[-1]:g}): " + ", ".join(parts))
+    return lines

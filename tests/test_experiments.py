@@ -1,0 +1,366 @@
+"""python -m experiments end to end on small data written here, checked against the library
+and against dense NumPy references."""
+
+import gzip
+import json
+import math
+import shutil
+import struct
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import dump_svmlight_file
+
+import sketchlab
+from experiments import datasets as ds
+from experiments import eta, gmr, kernel, plotting, report, spsd_table, svd
+from experiments.__main__ import main
+from experiments.runs import derive_seed, read_csv
+
+REPS = 2
+C_GMR = 8
+K_KERNEL = 5  # c = 10
+K_SVD = 4
+SEED = 7
+
+
+def _write_idx(path, arr):
+    header = bytes([0, 0, 0x08, arr.ndim]) + struct.pack(f">{arr.ndim}I", *arr.shape)
+    with gzip.open(path, "wb") as fh:
+        fh.write(header + arr.astype(np.uint8).tobytes())
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A sparse LIBSVM file (500 x 300) and a dense IDX image file (520 x 18 x 18)."""
+    root = tmp_path_factory.mktemp("data")
+    rng = np.random.default_rng(0)
+    A = sp.random(500, 300, density=0.03, format="csr", random_state=rng)
+    A.data = np.round(A.data * 64) / 16  # exact in text
+    svm = root / "tiny.svm"
+    dump_svmlight_file(A, np.zeros(500), str(svm), zero_based=False)
+    # images with a decaying spectrum: a few smooth patterns plus noise
+    Z = rng.standard_normal((520, 4)) * [3.0, 2.0, 1.0, 0.5]
+    W = rng.standard_normal((4, 324))
+    imgs = np.clip(np.round(128 + 12 * (Z @ W) + rng.normal(0, 4, (520, 324))), 0, 255)
+    idx = root / "tiny-images-idx3-ubyte.gz"
+    _write_idx(idx, imgs.reshape(520, 18, 18))
+    X = imgs.astype(np.float64)
+    sq = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    gamma = float(1.0 / np.median(sq[np.triu_indices(520, 1)]))
+    return {"svm": str(svm), "idx": str(idx), "A_svm": A.toarray(), "X_idx": X, "gamma": gamma,
+            "K_idx": np.exp(-gamma * sq)}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def out(files, tmp_path_factory):
+    """Every sweep run once through the CLI (--quick, small sizes) into one results folder."""
+    out = tmp_path_factory.mktemp("results")
+    common = ["--quick", "--reps", str(REPS), "--seed", str(SEED), "--out", str(out),
+              "--no-progress"]  # fmt: skip
+    both = ["--dataset", files["svm"], "--dataset", files["idx"]]
+    kern = ["--dataset", files["idx"], "--gamma", repr(files["gamma"]), "--k", str(K_KERNEL)]
+    ds.load_cached.cache_clear()
+    assert main(["gmr", *both, "--c", str(C_GMR), "--grid", "2,5,10", *common]) == 0
+    assert main(["svd", *both, "--k", str(K_SVD), "--grid", "2,4", *common]) == 0
+    assert main(["kernel", *kern, "--grid", "3,10", *common]) == 0
+    assert main(["spsd-table", *kern, "--grid", "8,16", *common]) == 0
+    assert main(["eta", *kern, *common]) == 0
+    return out
+
+
+def _rows(out, name):
+    return read_csv(out / name / f"{name}.csv")
+
+
+def _header(out, name):
+    with open(out / name / f"{name}.csv") as fh:
+        return tuple(fh.readline().strip().split(","))
+
+
+def _load(spec, **kwargs):
+    return ds.load(ds.get(spec, **kwargs))
+
+
+# ---- gmr -------------------------------------------------------------------------
+
+
+def test_gmr_csv(out, files):
+    assert _header(out, "gmr") == gmr.COLUMNS
+    rows = _rows(out, "gmr")
+    assert len(rows) == 2 * REPS * 3
+    by_set = {r["dataset"]: r for r in rows}
+    assert (by_set["tiny"]["storage"], by_set["tiny"]["sketch"]) == ("sparse", "countsketch")
+    images = by_set["tiny-images-idx3-ubyte"]
+    assert (images["storage"], images["sketch"]) == ("dense", "gaussian")
+    for r in rows:
+        assert (r["c"], r["r"]) == (C_GMR, C_GMR)
+        assert r["s_c"] == r["s_r"] == r["a"] * C_GMR
+        assert r["seed"] == derive_seed(SEED, r["dataset"], r["rep"], r["a"])
+        assert r["error_ratio"] >= -1e-12
+
+
+@pytest.mark.parametrize("which", ["svm", "idx"])
+def test_gmr_values_match_library_and_numpy(out, files, which):
+    """Recompute a row from its seeds with the library, and its error ratio densely."""
+    data = _load(files[which])
+    A = data.X
+    name = data.dataset.name
+    row = next(r for r in _rows(out, "gmr")
+               if r["dataset"] == name and r["rep"] == 1 and r["a"] == 5)  # fmt: skip
+    C, R = gmr.gmr_inputs(A, C_GMR, C_GMR, derive_seed(SEED, name, 1, "CR"))
+    kind = "gaussian" if data.dense else "countsketch"
+    X = sketchlab.fast_gmr(A, C, R, sketch_size=(5 * C_GMR, 5 * C_GMR), sketch=kind,
+                           rng=row["seed"])  # fmt: skip
+    assert row["error_ratio"] == pytest.approx(sketchlab.gmr_error_ratio(A, C, X, R), rel=1e-10)
+    # dense reference: C = A G_C^T with the explicit Gaussian matrices, residuals by NumPy
+    Ad = A.toarray() if sp.issparse(A) else A
+    gen = np.random.default_rng(derive_seed(SEED, name, 1, "CR"))
+    G_C = sketchlab.GaussianSketch(C_GMR, Ad.shape[1], rng=gen).toarray()
+    G_R = sketchlab.GaussianSketch(C_GMR, Ad.shape[0], rng=gen).toarray()
+    np.testing.assert_allclose(C, Ad @ G_C.T, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(R, G_R @ Ad, rtol=1e-10, atol=1e-12)
+    opt = np.linalg.norm(Ad - C @ np.linalg.pinv(C) @ Ad @ np.linalg.pinv(R) @ R)
+    assert row["residual_opt"] == pytest.approx(opt, rel=1e-9)
+    ratio = np.linalg.norm(Ad - C @ X @ R) / opt - 1
+    assert row["error_ratio"] == pytest.approx(ratio, rel=1e-6, abs=1e-9)
+
+
+def test_run_record(out):
+    record = json.loads((out / "gmr" / "run.json").read_text())
+    assert record["config"]["reps"] == REPS and record["config"]["c"] == C_GMR
+    assert record["config"]["dense_grid"] == [2, 5, 10]
+    assert record["seeds"]["base_seed"] == SEED
+    assert record["command"].startswith("python -m experiments gmr --dataset ")
+    assert record["wall_time_s"] > 0 and record["rows"] == 2 * REPS * 3
+    assert record["versions"]["sketchlab"] and record["versions"]["numpy"] == np.__version__
+    assert record["machine"]["cores"] >= 1 and "numba_threads" in record["machine"]
+    assert {d["name"] for d in record["datasets"]} == {"tiny", "tiny-images-idx3-ubyte"}
+
+
+# ---- kernel, spsd-table, eta --------------------------------------------------------
+
+
+def test_kernel_values_match_library(out, files):
+    rows = _rows(out, "kernel")
+    assert _header(out, "kernel") == kernel.COLUMNS
+    assert len(rows) == REPS * (2 + 2 * 2)
+    c, n = 2 * K_KERNEL, 520
+    K = sketchlab.RBFKernel(files["X_idx"], files["gamma"])
+    np.testing.assert_allclose(K.toarray(), files["K_idx"], rtol=1e-10, atol=1e-12)
+    for r in (r for r in rows if r["rep"] == 1):
+        cols = kernel.landmarks(n, c, r["landmark_seed"])
+        call = {
+            "nystrom": lambda: sketchlab.nystrom(K, c, columns=cols),
+            "optimal": lambda: sketchlab.optimal_spsd(K, c, columns=cols),
+            "fast_spsd": lambda: sketchlab.fast_spsd(K, c, r["s"], columns=cols, rng=r["seed"]),
+            "faster_spsd": lambda: sketchlab.faster_spsd(K, c, r["s"], columns=cols, rng=r["seed"]),
+        }[r["method"]]
+        result = call()
+        assert r["error"] == pytest.approx(result.error(files["K_idx"]), rel=1e-8)
+        assert r["n_evaluated"] == result.n_evaluated
+        if r["method"] in ("fast_spsd", "faster_spsd"):
+            assert r["s"] == r["a"] * c and r["n_evaluated"] == n * c + r["s"] ** 2
+        else:
+            assert math.isnan(r["a"]) and math.isnan(r["s"])
+
+
+def test_relative_error_matches_dense(files):
+    K = files["K_idx"]
+    cols = kernel.landmarks(520, 12, 3)
+    C = K[:, cols]
+    U = np.random.default_rng(1).standard_normal((12, 12))
+    direct = np.linalg.norm(K - C @ U @ C.T) / np.linalg.norm(K)
+    assert kernel.RelativeError(K, C)(U) == pytest.approx(direct, rel=1e-9)
+
+
+def test_spsd_table_values(out, files):
+    rows = _rows(out, "spsd-table")
+    assert _header(out, "spsd-table") == spsd_table.COLUMNS
+    assert len(rows) == REPS * len(spsd_table.VARIANTS) * 2
+    assert {r["variant"] for r in rows} == set(spsd_table.VARIANTS)
+    K = sketchlab.RBFKernel(files["X_idx"], files["gamma"])
+    c = 2 * K_KERNEL
+    for r in (r for r in rows if r["rep"] == 0 and r["a"] == 16):
+        cols = kernel.landmarks(520, c, r["landmark_seed"])
+        options = spsd_table.VARIANTS[r["variant"]]
+        result = sketchlab.fast_spsd(K, c, r["s"], columns=cols, rng=r["seed"], **options)
+        assert r["error"] == pytest.approx(result.error(files["K_idx"]), rel=1e-8)
+    # the landmarks are those of the kernel sweep's repetition
+    assert {r["landmark_seed"] for r in rows} == {r["landmark_seed"] for r in _rows(out, "kernel")}
+
+
+def test_eta_value(out, files):
+    (row,) = _rows(out, "eta")
+    assert _header(out, "eta") == eta.COLUMNS
+    w = np.linalg.eigvalsh(files["K_idx"])
+    want = np.sum(np.sort(w)[::-1][:K_KERNEL] ** 2) / np.sum(files["K_idx"] ** 2)
+    assert row["eta"] == pytest.approx(want, rel=1e-9)
+    from sketchlab.spsd import eta as library_eta
+
+    assert row["eta"] == pytest.approx(library_eta(files["K_idx"], K_KERNEL, rng=0), rel=1e-6)
+
+
+# ---- svd --------------------------------------------------------------------------
+
+
+def test_svd_sizes_and_values(out, files):
+    rows = _rows(out, "svd")
+    assert _header(out, "svd") == svd.COLUMNS
+    assert len(rows) == 2 * REPS * 2 * len(svd.METHODS)
+    from sketchlab.svd import practical_sp_svd_sizes
+
+    for r in rows:
+        c = round(r["x"] * K_SVD / 2)
+        fast_numbers = r["m"] * c + r["n"] * c
+        s_c = min(r["m"], math.ceil(3 * c * math.sqrt(r["x"])))
+        s_r = min(r["n"], math.ceil(3 * c * math.sqrt(r["x"])))
+        fast_numbers += s_c * s_r
+        if r["method"] == "fast":
+            assert (r["c"], r["r"], r["s_c"], r["s_r"]) == (c, c, s_c, s_r)
+        elif r["method"] == "practical":
+            assert (r["c"], r["r"]) == practical_sp_svd_sizes(2 * c, K_SVD) and r["s_c"] == 0
+        elif r["method"] == "practical-equal":
+            assert (r["c"], r["r"], r["s_c"]) == (c, c, 0)
+        else:
+            assert r["numbers"] <= fast_numbers and r["s_c"] >= 2 * r["c"] + 1 - 1
+        assert r["seed"] == derive_seed(SEED, r["dataset"], r["rep"], r["method"], str(r["x"]))
+    # one row per method recomputed from its seed, its error ratio from dense SVDs
+    data = _load(files["idx"])
+    A = data.X
+    sigma = np.linalg.svd(A, compute_uv=False)
+    opt = np.sqrt(np.sum(sigma[K_SVD:] ** 2))
+    for r in rows:
+        if (r["dataset"], r["rep"], r["x"]) != (data.dataset.name, 0, 4):
+            continue
+        sizes = (r["c"], r["r"], r["s_c"], r["s_r"])
+        U, s, Vt = svd._call(r["method"], A, K_SVD, *sizes, "gaussian", r["seed"])
+        assert r["residual_opt"] == pytest.approx(opt, rel=1e-9)
+        want = np.linalg.norm(A - (U * s) @ Vt) / opt - 1
+        assert r["error_ratio"] == pytest.approx(want, rel=1e-7, abs=1e-10)
+
+
+def test_best_rank_residual_sparse(files):
+    A = files["A_svm"]
+    sigma = np.linalg.svd(A, compute_uv=False)
+    want = np.sqrt(np.sum(sigma[3:] ** 2))
+    assert svd.best_rank_residual(sp.csr_matrix(A), 3) == pytest.approx(want, rel=1e-9)
+    assert svd.best_rank_residual(A, 3) == pytest.approx(want, rel=1e-12)
+
+
+# ---- figures and report from the CSV alone ----------------------------------------------
+
+
+def test_plot_from_csv_alone(out, tmp_path, monkeypatch):
+    copy = tmp_path / "copy"
+    for name in plotting.SWEEP_NAMES:
+        (copy / name).mkdir(parents=True)
+        shutil.copy(out / name / f"{name}.csv", copy / name)
+
+    def no_data(*args, **kwargs):
+        raise AssertionError("plot must not load data")
+
+    monkeypatch.setattr(ds, "load", no_data)
+    assert main(["plot", "--out", str(copy)]) == 0
+    for name in plotting.SWEEP_NAMES:
+        png = copy / "figures" / f"{name}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+    assert (copy / "figures" / "gmr" / "tiny.png").is_file()
+    assert (copy / "figures" / "svd" / "tiny-images-idx3-ubyte.png").is_file()
+
+
+def test_report_from_csv(out):
+    assert main(["plot", "--out", str(out)]) == 0
+    assert main(["report", "--out", str(out)]) == 0
+    text = (out / "REPORT.md").read_text()
+    for heading in ("## Verdicts", "## Fast GMR error ratio", "## SPSD kernel approximation",
+                    "## Table spsd", "## Table ker_data", "## Single-pass SVD",
+                    "## Runs"):  # fmt: skip
+        assert heading in text
+    assert "![gmr](figures/gmr.png)" in text
+    # the slope printed is the fit of the CSV's means
+    rows = [r for r in _rows(out, "gmr") if r["dataset"] == "tiny"]
+    fit = report.analyse_gmr(rows)[0]
+    assert f"| {fit['slope']:.2f} |" in text
+
+
+def _gmr_rows(name, storage, law, reps=3):
+    return [
+        {"dataset": name, "storage": storage, "sketch": "gaussian", "m": 100, "n": 50, "c": 20,
+         "r": 20, "a": a, "s_c": 20 * a, "s_r": 20 * a, "rep": rep, "seed": rep,
+         "error_ratio": law(a), "residual_opt": 1.0, "rho": 2.0, "seconds": 0.0,
+         "seconds_exact": 0.0}
+        for rep in range(reps) for a in range(2, 13)
+    ]  # fmt: skip
+
+
+def test_report_verdicts_on_known_curves(tmp_path):
+    """Exact power laws: 0.5 / a^2 agrees (slope -2, alpha 0.5, 0.005 at a = 10); 0.3 / a
+    does not (slope -1)."""
+    from experiments.runs import write_run
+
+    rows = _gmr_rows("debian-tfidf", "sparse", lambda a: 0.5 / a**2)
+    rows += _gmr_rows("madelon", "dense", lambda a: 0.3 / a)
+    write_run(tmp_path, "gmr", gmr.GMRConfig(), rows, gmr.COLUMNS, started=0.0,
+              missing=["gisette", "svhn"], replaced={"rcv1": "debian-tfidf"})  # fmt: skip
+    res = {r["dataset"]: r for r in report.analyse_gmr(rows)}
+    assert res["debian-tfidf"]["slope"] == pytest.approx(-2.0)
+    assert res["debian-tfidf"]["alpha"] == pytest.approx(0.5)
+    assert res["debian-tfidf"]["at10"] == pytest.approx(0.005)
+    assert res["debian-tfidf"]["rate_ok"] and res["debian-tfidf"]["a10_ok"]
+    assert res["madelon"]["slope"] == pytest.approx(-1.0)
+    assert not res["madelon"]["rate_ok"] and res["madelon"]["a10_ok"]  # 0.03 <= 0.05
+    text, verdicts = report.build_report(tmp_path)
+    assert "debian-tfidf (**stand-in** for rcv1, real-sim, news20)" in text
+    assert ("GMR error ratio ~ 1/a^2 on debian-tfidf: slope -2.00, alpha 0.5 -> ✅ agrees"
+            in verdicts)  # fmt: skip
+    alpha = 0.3 * np.exp(np.mean(np.log(np.arange(2, 13))))  # geometric mean of 0.3 a
+    assert (f"GMR error ratio ~ 1/a^2 on madelon: slope -1.00, alpha {alpha:.3g} -> ❌ disagrees"
+            in verdicts)  # fmt: skip
+    assert "GMR error ratio at a = 10 on madelon: 0.0300 (bound 0.05) -> ✅ agrees" in verdicts
+    assert "replaced by stand-ins (not available here): rcv1 -> debian-tfidf" in text
+    assert "not available here and not run: gisette, svhn" in text
+
+
+# ---- reproduce and the CLI's errors ---------------------------------------------------------
+
+
+def test_reproduce_end_to_end(files, tmp_path, capsys):
+    out = tmp_path / "res"
+    ds.load_cached.cache_clear()
+    argv = ["reproduce", "--dataset", files["idx"], "--gamma", repr(files["gamma"]), "--quick",
+            "--reps", "1", "--out", str(out), "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    for name in ("gmr", "kernel", "spsd-table", "eta", "svd"):
+        assert (out / name / f"{name}.csv").is_file() and (out / name / "run.json").is_file()
+        assert (out / "figures" / f"{name}.png").is_file()
+    text = (out / "REPORT.md").read_text()
+    assert "Total wall time of `reproduce`" in text
+    assert json.loads((out / "reproduce.json").read_text())["wall_time_s"] > 0
+    printed = capsys.readouterr().out
+    assert "report:" in printed and "REPORT.md" in printed
+    # the quick grids of SPEC section 5, at the default sizes
+    cfg = json.loads((out / "kernel" / "run.json").read_text())["config"]
+    assert cfg["k"] == 15 and cfg["grid"] == list(kernel.KernelConfig.quick().grid)
+    rows = _rows(out, "gmr")
+    assert {r["c"] for r in rows} == {20}
+    assert {r["a"] for r in rows} == set(gmr.GMRConfig.quick().dense_grid)
+
+
+def test_cli_errors(files, tmp_path, capsys, monkeypatch):
+    assert main(["kernel", "--dataset", files["svm"], "--out", str(tmp_path), "--no-progress"]) == 2
+    assert "pass --gamma" in capsys.readouterr().err
+    assert main(["gmr", "--dataset", str(tmp_path / "nope.svm"), "--out", str(tmp_path)]) == 2
+    assert "no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["gmr", "--grid", "0,2"])
+    monkeypatch.setenv("SKETCHLAB_DATA", str(tmp_path / "empty"))
+    no_system_copy = replace(ds.REGISTRY["fashion-mnist"], extra_dirs=())
+    monkeypatch.setitem(ds.REGISTRY, "fashion-mnist", no_system_copy)
+    assert main(["gmr", "--out", str(tmp_path), "--no-progress"]) == 0
+    assert "no data set available" in capsys.readouterr().out
+    assert main(["datasets"]) == 0
+    listing = capsys.readouterr().out
+    assert "debian-tfidf (stand-in for rcv1, real-sim, news20)" in listing and "missing" in listing
