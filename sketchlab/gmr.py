@@ -24,8 +24,8 @@ from .operators import (
     SKETCH_KINDS,
     LeverageScoreSampler,
     SketchOperator,
+    _sketch_both_valid,
     make_sketch,
-    sketch_both,
 )
 
 __all__ = [
@@ -487,9 +487,10 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
             stacklevel=2,
         )
     dtype = _out_dtype(A, C, R)
-    SC_C = S_C.apply(C, axis=0, check_finite=False)  # S_C C, (s_c, c)
-    R_SR = S_R.apply(R, axis=1, check_finite=False)  # R S_R^T, (r, s_r)
-    M = sketch_both(S_C, A, S_R, check_finite=False)  # S_C A S_R^T, (s_c, s_r)
+    # A, C and R were validated above: apply the sketches without checking again
+    SC_C = S_C._apply_valid(C, 0, 0)  # S_C C, (s_c, c)
+    R_SR = S_R._apply_valid(R, 1, 0)  # R S_R^T, (r, s_r)
+    M = _sketch_both_valid(S_C, A, S_R)  # S_C A S_R^T, (s_c, s_r)
     with serial_blas():
         X = _pinv_sandwich(SC_C, M, R_SR, rtol, rtol, np.finfo(dtype).eps)
         if structure == "symmetric":

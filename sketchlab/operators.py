@@ -172,6 +172,17 @@ class SketchOperator:
             out = self._apply(A, axis, offset)
         return out.ravel() if vector else out
 
+    def _apply_valid(self, A, axis, offset):
+        """:meth:`apply` for a 2-D ``A`` that already passed ``as_matrix``
+        (float32/float64, CSR/CSC or dense) and a block that fits: no checks,
+        for algorithms that validated their input once."""
+        from ._kernels import threads_for
+
+        if not sp.issparse(A) and not (A.flags.c_contiguous or A.flags.f_contiguous):
+            A = np.ascontiguousarray(A)
+        with threads_for(_work(A) + self._s * A.shape[1 - axis]):
+            return self._apply(A, axis, offset)
+
     def _check_block(self, b, offset, what):
         if offset is None:
             if b != self._d:
@@ -288,16 +299,47 @@ class _TransposedSketch:
 
 class _Tables:
     """The nonzeros of columns ``[j0, j1)`` of a table kind, in the forms the
-    kernels take (see ``sketchlab._kernels.apply``)."""
+    kernels take (see ``sketchlab._kernels.apply``), each built on first use.
 
-    __slots__ = ("csr", "csc", "codes", "p", "scale")
+    ``codes`` (hashing kinds only): ``p`` packed codes ``row << 1 | sign_bit``
+    per column, of magnitude ``scale``.  ``csc``: ``(col_ptr, row_idx, val)``,
+    column j of S -> its rows.  ``csr``: ``(row_ptr, col_idx, val)``, row t of
+    S -> its columns (a counting sort of ``csc``).
+    """
 
-    def __init__(self, csr, csc, codes=None, p=0, scale=1.0):
-        self.csr = csr  # (row_ptr, col_idx, val): row t of S -> its columns
-        self.csc = csc  # (col_ptr, row_idx, val): column j of S -> its rows
-        self.codes = codes  # hashing kinds: row << 1 | sign_bit, p per column
+    __slots__ = ("_csc", "_csr", "codes", "p", "scale", "nrows")
+
+    def __init__(self, nrows, csc=None, codes=None, p=0, scale=1.0):
+        self.nrows = nrows
+        self._csc = csc
+        self._csr = None
+        self.codes = codes
         self.p = p
         self.scale = scale
+
+    @property
+    def csc(self):
+        if self._csc is None:  # from the codes
+            codes, p = self.codes, self.p
+            vals = np.where(codes & 1, -self.scale, self.scale)
+            col_ptr = np.arange(0, codes.shape[0] + 1, p, dtype=np.int64)
+            self._csc = (col_ptr, codes >> 1, vals)
+        return self._csc
+
+    @property
+    def csr(self):
+        if self._csr is None:
+            from ._kernels.hashing import transpose_table
+
+            col_ptr, rows, vals = self.csc
+            ncols = col_ptr.shape[0] - 1
+            row_ptr = np.zeros(self.nrows + 1, dtype=np.int64)
+            row_idx = np.empty(rows.shape[0], dtype=_index_dtype(ncols))
+            row_val = np.empty(rows.shape[0], dtype=np.float64)
+            cursor = np.empty(self.nrows, dtype=np.int64)
+            transpose_table(col_ptr, rows, vals, row_ptr, row_idx, row_val, cursor)
+            self._csr = (row_ptr, row_idx, row_val)
+        return self._csr
 
 
 class _TableSketch(SketchOperator):
@@ -315,69 +357,36 @@ class _TableSketch(SketchOperator):
         state.pop("_cache", None)
         return state
 
-    def _csc_table(self, j0, j1):
-        """(col_ptr, rows, vals) of columns [j0, j1)."""
-        raise NotImplementedError  # pragma: no cover
-
     def _make_tables(self, j0, j1):
-        return _Tables(None, self._csc_table(j0, j1))
+        """:class:`_Tables` of columns [j0, j1) (computed, not cached)."""
+        raise NotImplementedError  # pragma: no cover
 
     def _tables(self, j0, j1):
         """:class:`_Tables` of columns [j0, j1), cached for the full range."""
         full = j0 == 0 and j1 == self._d
         if full and getattr(self, "_cache", None) is not None:
             return self._cache
-        from ._kernels.hashing import transpose_table
-
         tables = self._make_tables(j0, j1)
-        col_ptr, rows, vals = tables.csc
-        nnz = rows.shape[0]
-        row_ptr = np.zeros(self._s + 1, dtype=np.int64)
-        row_idx = np.empty(nnz, dtype=_index_dtype(j1 - j0))
-        row_val = np.empty(nnz, dtype=np.float64)
-        cursor = np.empty(self._s, dtype=np.int64)
-        transpose_table(col_ptr, rows, vals, row_ptr, row_idx, row_val, cursor)
-        tables.csr = (row_ptr, row_idx, row_val)
         if full and self._d <= TABLE_CACHE_MAX_DIM:
             self._cache = tables
         return tables
 
     def _apply(self, A, axis, offset):
-        from ._kernels import apply as K
-
         b = A.shape[axis]
         tables = self._tables(offset, offset + b)
         dtype = result_dtype(A.dtype)
-        s = self._s
-        if axis == 0:  # S_blk A, (s, n)
-            n = A.shape[1]
-            if sp.issparse(A) and A.format == "csr":
-                out = _empty_out((s, n), dtype)
-                K.left_csr(*tables.csr, A.indptr, A.indices, A.data, out)
-                return out
-            if sp.issparse(A):  # CSC arrays of A are the CSR arrays of A^T
-                return _right_csr(K, A, tables, (n, s), dtype).T
-            if A.flags.c_contiguous:
-                out = _empty_out((s, n), dtype)
-                K.left_dense(*tables.csr, A, out)
-                return out
-            out = _empty_out((n, s), dtype)
-            K.right_dense(A.T, *tables.csc, out)
-            return out.T
-        m = A.shape[0]  # A S_blk^T, (m, s)
-        if sp.issparse(A) and A.format == "csr":
-            return _right_csr(K, A, tables, (m, s), dtype)
-        if sp.issparse(A):
-            out = _empty_out((s, m), dtype)
-            K.left_csr(*tables.csr, A.indptr, A.indices, A.data, out)
-            return out.T
-        if A.flags.c_contiguous:
-            out = _empty_out((m, s), dtype)
-            K.right_dense(A, *tables.csc, out)
-            return out
-        out = _empty_out((s, m), dtype)
-        K.left_dense(*tables.csr, A.T, out)
-        return out.T
+        sparse = sp.issparse(A)
+        # S A on a CSR/C-ordered A and A S^T on a CSC/F-ordered A gather rows
+        # of a row-major array (left kernels); the other two cases scatter
+        # into rows of the output (right kernels).  The CSC arrays of A are
+        # the CSR arrays of A^T, the transpose of an F-ordered array is C-ordered.
+        row_major = (A.format == "csr") if sparse else A.flags.c_contiguous
+        X = A if row_major else A.T  # row-major view, of shape (rows, cols)
+        if (axis == 0) == row_major:
+            out = _left(tables, X, dtype)  # (s, cols)
+        else:
+            out = _right(tables, X, dtype)  # (rows, s)
+        return out if row_major else out.T
 
     def _columns(self, j0, j1):
         col_ptr, rows, vals = self._make_tables(j0, j1).csc
@@ -396,14 +405,49 @@ class _TableSketch(SketchOperator):
         return np.asarray(self.tosparse("csc").T @ np.asarray(Y, dtype=np.float64))
 
 
-def _right_csr(K, A, tables, shape, dtype):
-    """A S^T for CSR arrays of A (rows of ``shape[0]``), by packed codes when
-    the kind has them."""
+def _left(tables, X, dtype):
+    """S X (s x cols) for a row-major X (CSR, or C-ordered dense) of ``rows``
+    rows: a hashing kind streams the rows of X into per-chunk buffers when
+    the output is small; otherwise each output row gathers its rows of X."""
+    from ._kernels import apply as K
+
+    rows, cols = X.shape
+    shape = (tables.nrows, cols)
+    sparse = sp.issparse(X)
     out = _empty_out(shape, dtype)
-    if tables.codes is not None:
-        K.right_csr_hash(A.indptr, A.indices, A.data, tables.codes, tables.p, tables.scale, out)
+    nchunks = 0 if tables.codes is None else _stream_chunks(_work(X), shape, dtype)
+    if nchunks:
+        bufs = np.empty((nchunks,) + shape, dtype=dtype)
+        bounds = _chunk_bounds(X, nchunks)
+        args = (tables.codes, tables.p, tables.scale)
+        if sparse:
+            K.left_csr_chunks_hash(*args, X.indptr, X.indices, X.data, bounds, bufs)
+        else:
+            K.left_dense_chunks_hash(*args, X, bounds, bufs)
+        K.sum_chunks(bufs, out)
+    elif sparse:
+        K.left_csr(*tables.csr, X.indptr, X.indices, X.data, out)
     else:
-        K.right_csr_table(A.indptr, A.indices, A.data, *tables.csc, out)
+        K.left_dense(*tables.csr, X, out)
+    return out
+
+
+def _right(tables, X, dtype):
+    """X S^T (rows x s) for a row-major X: each output row is its row of X
+    scattered through the columns of S."""
+    from ._kernels import apply as K
+
+    out = _empty_out((X.shape[0], tables.nrows), dtype)
+    if tables.codes is not None:
+        args = (tables.codes, tables.p, tables.scale, out)
+        if sp.issparse(X):
+            K.right_csr_hash(X.indptr, X.indices, X.data, *args)
+        else:
+            K.right_dense_hash(X, *args)
+    elif sp.issparse(X):
+        K.right_csr_table(X.indptr, X.indices, X.data, *tables.csc, out)
+    else:
+        K.right_dense(X, *tables.csc, out)
     return out
 
 
@@ -458,17 +502,15 @@ class OSNAP(_TableSketch):
         return (("nnz_per_col", self._p),)
 
     def _make_tables(self, j0, j1):
+        from ._kernels import threads_for
         from ._kernels.hashing import hashing_codes
 
         b = j1 - j0
         p = self._p
         codes = np.empty(b * p, dtype=np.int32)
-        hashing_codes(self._key, self._s, p, j0, b, codes)
-        scale = 1.0 / np.sqrt(p)
-        rows = codes >> 1
-        vals = np.where(codes & 1, -scale, scale)
-        col_ptr = np.arange(0, b * p + 1, p, dtype=np.int64)
-        return _Tables(None, (col_ptr, rows, vals), codes, p, scale)
+        with threads_for(b * p):
+            hashing_codes(self._key, self._s, p, j0, b, codes)
+        return _Tables(self._s, codes=codes, p=p, scale=1.0 / np.sqrt(p))
 
 
 class CountSketch(OSNAP):
@@ -530,7 +572,7 @@ class _Sampler(_TableSketch):
         self._indices.flags.writeable = False
         self._weights.flags.writeable = False
 
-    def _csc_table(self, j0, j1):
+    def _make_tables(self, j0, j1):
         idx = self._indices
         sel = np.flatnonzero((idx >= j0) & (idx < j1))
         cols = idx[sel] - j0
@@ -540,7 +582,7 @@ class _Sampler(_TableSketch):
         np.cumsum(counts, out=col_ptr[1:])
         rows = sel[order].astype(np.int32)
         vals = self._weights[sel[order]]
-        return col_ptr, rows, vals
+        return _Tables(self._s, csc=(col_ptr, rows, vals))
 
 
 class UniformSampler(_Sampler):
@@ -972,8 +1014,16 @@ def sketch_both(S1, A, S2, *, offsets=None, check_finite=True):
             raise TypeError(f"offsets must be a pair of ints, got {offsets!r}") from None
         i0 = S1._check_block(A.shape[0], i0, "A.shape[0]")
         j0 = S2._check_block(A.shape[1], j0, "A.shape[1]")
+    return _sketch_both_valid(S1, A, S2, i0, j0)
+
+
+def _sketch_both_valid(S1, A, S2, i0=0, j0=0):
+    """:func:`sketch_both` for an ``A`` that already passed ``as_matrix`` and
+    blocks that fit: no checks (for algorithms that validated A once)."""
     from ._kernels import threads_for
 
+    if not sp.issparse(A) and not (A.flags.c_contiguous or A.flags.f_contiguous):
+        A = np.ascontiguousarray(A)
     with threads_for(_work(A) + S1.sketch_size * S2.sketch_size):
         return _sketch_both(S1, A, S2, i0, j0)
 
@@ -1015,16 +1065,14 @@ def _both_tables(S1, A, S2, i0, j0):
     left, right = (t2, t1) if transposed else (t1, t2)
     shape = (s2, s1) if transposed else (s1, s2)
     out = _empty_out(shape, dtype)
-    nchunks = _stream_chunks(A, shape, dtype)
+    nchunks = _stream_chunks(A.nnz, shape, dtype)
     if left.codes is None or right.codes is None or nchunks == 0:
         # samplers (or buffers too large): each output row gathers the rows
         # of A it needs, so a sampler reads only its sampled rows
         K.both_csr_rows(*left.csr, A.indptr, A.indices, A.data, *right.csc, out)
     else:
         # hashing kinds touch every row: stream A once in its row order
-        nrows = A.shape[1] if transposed else A.shape[0]
-        bounds = np.searchsorted(A.indptr, np.linspace(0, A.indptr[-1], nchunks + 1))
-        bounds[0], bounds[-1] = 0, nrows
+        bounds = _chunk_bounds(A.T if transposed else A, nchunks)
         bufs = np.empty((nchunks,) + shape, dtype=dtype)
         K.both_csr_chunks_hash(
             left.codes, left.p, left.scale, A.indptr, A.indices, A.data,
@@ -1041,12 +1089,26 @@ _MIN_CHUNK_NNZ = 1 << 16
 _MAX_CHUNK_BYTES = 1 << 26
 
 
-def _stream_chunks(A, shape, dtype):
-    """Number of input chunks of the streaming kernel (0: do not stream).
-    Depends only on the problem, never on the thread count."""
+def _stream_chunks(work, shape, dtype):
+    """Number of input chunks of a streaming kernel with one output buffer of
+    ``shape`` per chunk, 0 when those buffers would be too large (then the
+    kernels that own output rows are used).  Depends only on the problem,
+    never on the thread count, so results do not either."""
     per_buffer = shape[0] * shape[1] * np.dtype(dtype).itemsize
-    nchunks = min(_MAX_CHUNKS, max(1, A.nnz // _MIN_CHUNK_NNZ), _MAX_CHUNK_BYTES // max(per_buffer, 1))
-    return int(nchunks)
+    nchunks = min(_MAX_CHUNKS, max(1, work // _MIN_CHUNK_NNZ))
+    return int(nchunks) if nchunks * per_buffer <= _MAX_CHUNK_BYTES else 0
+
+
+def _chunk_bounds(X, nchunks):
+    """Row boundaries of ``nchunks`` chunks of a row-major X with about equal
+    numbers of stored entries."""
+    rows = X.shape[0]
+    if sp.issparse(X):
+        bounds = np.searchsorted(X.indptr, np.linspace(0, X.indptr[-1], nchunks + 1))
+    else:
+        bounds = np.linspace(0, rows, nchunks + 1).astype(np.int64)
+    bounds[0], bounds[-1] = 0, rows
+    return bounds.astype(np.int64)
 
 
 SKETCH_KINDS = ("countsketch", "osnap", "gaussian", "srht", "uniform", "leverage")

@@ -39,7 +39,7 @@ from ._validation import (
     check_int,
     result_dtype,
 )
-from .operators import OSNAP, SRHT, CountSketch, GaussianSketch, compose, sketch_both
+from .operators import OSNAP, SRHT, CountSketch, GaussianSketch, _sketch_both_valid, compose
 
 __all__ = [
     "fast_sp_svd",
@@ -150,10 +150,10 @@ def _add_right(out, X, op, offset, budget):
     pieces = _pieces(out.size * 8, budget)  # the temporary is a float64 (or float32) slice
     if op._table_kind or w > h:
         if pieces == 1 or (sp.issparse(X) and X.format == "csc"):
-            out += op.apply(X, axis=1, offset=offset, check_finite=False)
+            out += op._apply_valid(X, 1, offset)
             return
         for r0, r1 in _chunks(h, pieces):
-            out[r0:r1] += op.apply(_rows(X, r0, r1), axis=1, offset=offset, check_finite=False)
+            out[r0:r1] += op._apply_valid(_rows(X, r0, r1), 1, offset)
         return
     W = op._columns(offset, offset + w).astype(out.dtype, copy=False)  # (w, s)
     if sp.issparse(X):
@@ -220,7 +220,7 @@ class _SketchState:
         self.rows_seen = max(self.rows_seen, i0 + h)
         _add_left(self.R[:, j0:j0 + w], block, self.psi, i0, self._budget)
         if self.M is not None:
-            self.M += sketch_both(self.s_c, block, self.s_r, offsets=(i0, j0), check_finite=False)
+            self.M += _sketch_both_valid(self.s_c, block, self.s_r, i0, j0)
 
     def merge(self, other):
         """Add the state of other blocks of the same matrix (same operators)."""
@@ -282,7 +282,7 @@ def _sketch_rows(op, Q):
     out = np.zeros((op.sketch_size, Q.shape[1]))
     for i0 in range(0, Q.shape[0], _FINAL_STEP):
         i1 = min(Q.shape[0], i0 + _FINAL_STEP)
-        out += op.apply(Q[i0:i1], axis=0, offset=i0, check_finite=False)
+        out += op._apply_valid(Q[i0:i1], 0, i0)
     return out
 
 

@@ -118,9 +118,23 @@ def test_toarray_matches_reference(kind):
     assert S.shape == (7, 23)
 
 
+@pytest.fixture(params=["default", "many-chunks", "no-streaming"])
+def kernel_regime(request, monkeypatch):
+    """Drive every kernel path on small inputs: the streaming kernels with one
+    chunk (default for small work), with many chunks, and the kernels that
+    own output rows (used when chunk buffers would be too large)."""
+    from sketchlab import operators
+
+    if request.param == "many-chunks":
+        monkeypatch.setattr(operators, "_MIN_CHUNK_NNZ", 7)
+    elif request.param == "no-streaming":
+        monkeypatch.setattr(operators, "_MAX_CHUNK_BYTES", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_left_right_both_every_form(kind, dtype):
+def test_left_right_both_every_form(kind, dtype, kernel_regime):
     m, n = 23, 19
     S1 = make(kind, 7, m, seed=11)
     S2 = make(kind, 5, n, seed=12)
@@ -141,7 +155,7 @@ def test_left_right_both_every_form(kind, dtype):
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("axis", [0, 1])
-def test_blocks_sum_to_full(kind, axis):
+def test_blocks_sum_to_full(kind, axis, kernel_regime):
     m, n = 29, 17
     d = m if axis == 0 else n
     S = make(kind, 6, d, seed=5)
@@ -170,7 +184,7 @@ def test_hashing_and_sampling_blocks_are_bitwise_exact(kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_two_sided_blocks(kind):
+def test_two_sided_blocks(kind, kernel_regime):
     m, n = 21, 18
     S1, S2 = make(kind, 5, m, seed=1), make(kind, 4, n, seed=2)
     A = random_sparse(m, n, 0.4, seed=3, dtype=np.float64)

@@ -84,6 +84,61 @@ def right_csr_hash(a_ptr, a_idx, a_val, codes, p, scale, out):
 
 
 @njit(**PJIT)
+def left_csr_chunks_hash(codes, p, scale, a_ptr, a_idx, a_val, bounds, bufs):
+    """bufs[c] = S[:, rows of chunk c] A[rows of chunk c] (s x n each) for a
+    hashing kind: A's rows streamed in their natural order (for outputs small
+    enough to keep one buffer per chunk).  Sum with :func:`sum_chunks`."""
+    nchunks = bounds.shape[0] - 1
+    up = np.uint64(p)
+    for c in prange(nchunks):
+        buf = bufs[c]
+        buf[:, :] = 0.0
+        for i in range(bounds[c], bounds[c + 1]):
+            for b in range(p):
+                code = np.uint32(codes[np.uint64(i) * up + np.uint64(b)])
+                row = buf[code >> np.uint32(1)]
+                w = scale * _SIGNS[code & np.uint32(1)]
+                for q in range(a_ptr[i], a_ptr[i + 1]):
+                    row[a_idx[q]] += w * a_val[q]
+
+
+@njit(**PJIT)
+def left_dense_chunks_hash(codes, p, scale, a, bounds, bufs):
+    """bufs[c] = S[:, rows of chunk c] A[rows of chunk c] for dense C-ordered
+    A and a hashing kind, rows streamed in order (small outputs)."""
+    nchunks = bounds.shape[0] - 1
+    n = a.shape[1]
+    up = np.uint64(p)
+    for c in prange(nchunks):
+        buf = bufs[c]
+        buf[:, :] = 0.0
+        for i in range(bounds[c], bounds[c + 1]):
+            for b in range(p):
+                code = np.uint32(codes[np.uint64(i) * up + np.uint64(b)])
+                row = buf[code >> np.uint32(1)]
+                w = scale * _SIGNS[code & np.uint32(1)]
+                for jj in range(n):
+                    row[jj] += w * a[i, jj]
+
+
+@njit(**PJIT)
+def right_dense_hash(a, codes, p, scale, out):
+    """out = A S^T  (m x s) with A dense (C order) and S as packed codes."""
+    m, s = out.shape
+    n = a.shape[1]
+    up = np.uint64(p)
+    for i in prange(m):
+        row = out[i]
+        row[:] = 0.0
+        for j in range(n):
+            v = scale * a[i, j]
+            base = np.uint64(j) * up
+            for b in range(p):
+                code = np.uint32(codes[base + np.uint64(b)])
+                row[code >> np.uint32(1)] += v * _SIGNS[code & np.uint32(1)]
+
+
+@njit(**PJIT)
 def both_csr_rows(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, c_ptr, c_idx, c_val, out):
     """out = S1 A S2^T  (s1 x s2), one output row per iteration: S1 as a CSR
     table (only the rows of A that S1 touches are read: the kernel for

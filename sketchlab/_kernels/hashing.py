@@ -63,13 +63,16 @@ def hashing_codes(key, s, p, j0, b, codes):
     ``codes[jj p + blk] = row << 1 | sign_bit`` for its blocks ``blk < p``."""
     key = np.uint64(key)
     up = np.uint64(p)
+    lo = np.empty(p, dtype=np.int64)  # row blocks [lo, lo + size), hoisted
+    size = np.empty(p, dtype=np.int64)  # out of the loop (no division inside)
+    for blk in range(p):
+        lo[blk] = (blk * s) // p
+        size[blk] = ((blk + 1) * s) // p - lo[blk]
     for jj in prange(b):
         base = np.uint64(j0 + jj) * up
         for blk in range(p):
             h = hash64(key, base + np.uint64(blk))
-            lo = (blk * s) // p
-            hi = ((blk + 1) * s) // p
-            row = lo + bucket_of(h, hi - lo)
+            row = lo[blk] + bucket_of(h, size[blk])
             codes[jj * p + blk] = (row << 1) | np.int64(h & np.uint64(1))
 
 
