@@ -61,8 +61,7 @@ except ImportError as exc:  # pragma: no cover - dask is an optional extra
 
 from . import svd as _svd
 from ._validation import _check_dtype, as_generator, as_matrix, check_axis, result_dtype
-from .operators import SketchOperator
-from .operators import sketch_both as _sketch_both
+from .operators import SketchOperator, _sketch_both_valid
 
 __all__ = ["sketch", "sketch_both", "fast_sp_svd", "practical_sp_svd", "three_sketch_svd"]
 
@@ -154,7 +153,7 @@ def _sketch_chunk(raw, where, offsets, shape, payload, dtype):
         if 0 in shape:  # an empty chunk adds nothing
             out_shape = (S.sketch_size, shape[1]) if axis == 0 else (shape[0], S.sketch_size)
             return np.zeros(out_shape, dtype)
-        return S.apply(block, axis=axis, offset=offsets[axis], check_finite=False)
+        return S._apply_valid(block, axis, offsets[axis])  # checked by _as_block
 
 
 def _both_chunk(raw, where, offsets, shape, ops, dtype):
@@ -164,7 +163,7 @@ def _both_chunk(raw, where, offsets, shape, ops, dtype):
         block = _as_block(raw, where, shape, dtype)
         if 0 in shape:
             return np.zeros((S1.sketch_size, S2.sketch_size), dtype)
-        return _sketch_both(S1, block, S2, offsets=offsets, check_finite=False)
+        return _sketch_both_valid(S1, block, S2, *offsets)  # checked by _as_block
 
 
 def _svd_chunk(raw, where, offsets, shape, ops, dtype):
@@ -190,7 +189,7 @@ def _svd_chunk(raw, where, offsets, shape, ops, dtype):
             _svd._add_right(C, block, omega, j0, budget)
             _svd._add_left(R, block, psi, i0, budget)
             if M is not None:
-                M += _sketch_both(s_c, block, s_r, offsets=offsets, check_finite=False)
+                M += _sketch_both_valid(s_c, block, s_r, i0, j0)
     return C, R, M
 
 
