@@ -62,6 +62,7 @@ except ImportError as exc:  # pragma: no cover - dask is an optional extra
 from . import svd as _svd
 from ._validation import _check_dtype, as_generator, as_matrix, check_axis, result_dtype
 from .operators import SketchOperator, _sketch_both_valid
+from .operators import sketch_both as _sketch_both
 
 __all__ = ["sketch", "sketch_both", "fast_sp_svd", "practical_sp_svd", "three_sketch_svd"]
 
