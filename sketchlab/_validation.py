@@ -104,10 +104,11 @@ def all_finite(A):
     if data.size == 0 or data.dtype.kind in "biu":
         return True
     from ._kernels import threads_for
-    from ._kernels.reductions import all_finite as _all_finite
+    from ._kernels.reductions import count_nonfinite
 
-    with threads_for(data.size):
-        return bool(_all_finite(data.ravel(order="K")))
+    flat = data.ravel(order="K")
+    with threads_for(flat.shape[0]):
+        return count_nonfinite(flat) == 0
 
 
 def check_finite(A, name):
@@ -117,26 +118,25 @@ def check_finite(A, name):
 
 def check_compressed(A, name, finite=True):
     """Check the arrays of a CSR/CSC matrix that the kernels index with
-    (pointers, index range) and, with ``finite``, its values, in one pass.
-    scipy's constructors do not check index ranges; a corrupt matrix must
-    give an error, never a crash."""
+    (pointers, index range) and, with ``finite``, its values.  scipy's
+    constructors do not check index ranges; a corrupt matrix must give an
+    error, never a crash."""
     from ._kernels import threads_for
-    from ._kernels.reductions import check_compressed as _check
+    from ._kernels.reductions import count_nonfinite, count_outside, pointers_valid
 
     ncols = A.shape[1] if A.format == "csr" else A.shape[0]
-    data = A.data
-    if data.dtype.kind not in "f":
-        data = data.astype(np.float64)
-    if A.indptr.shape[0] != (A.shape[0] if A.format == "csr" else A.shape[1]) + 1:
+    nvec = A.shape[0] if A.format == "csr" else A.shape[1]
+    indptr, indices, data = A.indptr, A.indices, A.data
+    if indptr.shape[0] != nvec + 1:
         raise ValueError(f"{name} has an indptr of the wrong length for its shape")
-    with threads_for(data.shape[0]):
-        status = _check(A.indptr, A.indices, data, ncols, finite)
-    if status == 1:
+    if not pointers_valid(indptr, min(indices.shape[0], data.shape[0])):
         raise ValueError(f"{name} has an invalid indptr (not a non-decreasing pointer array)")
-    if status == 2:
-        raise ValueError(f"{name} has sparse indices outside [0, {ncols})")
-    if status == 3:
-        raise ValueError(f"{name} must not contain NaN or Inf")
+    lo, hi = int(indptr[0]), int(indptr[-1])  # the entries the kernels read
+    with threads_for(hi - lo):
+        if count_outside(indices[lo:hi], ncols):
+            raise ValueError(f"{name} has sparse indices outside [0, {ncols})")
+        if finite and data.dtype.kind == "f" and count_nonfinite(data[lo:hi]):
+            raise ValueError(f"{name} must not contain NaN or Inf")
 
 
 def as_matrix(A, name, *, allow_1d=False, sparse=True, finite=True, copy=False):

@@ -1082,21 +1082,25 @@ def _both_tables(S1, A, S2, i0, j0):
     return out.T if transposed else out
 
 
-# Streaming two-sided sketch: at most this many chunk buffers, each chunk at
-# least this many nonzeros, all buffers together at most this many bytes.
+# Streaming kernels (one output buffer per input chunk): at most this many
+# chunks, each of at least this many stored entries, and all buffers together
+# at most this many bytes, so that they stay in cache and never cost much
+# memory (a large output uses the kernels that own output rows instead).
 _MAX_CHUNKS = 8
 _MIN_CHUNK_NNZ = 1 << 16
-_MAX_CHUNK_BYTES = 1 << 26
+_MAX_CHUNK_BYTES = 1 << 23
 
 
 def _stream_chunks(work, shape, dtype):
     """Number of input chunks of a streaming kernel with one output buffer of
-    ``shape`` per chunk, 0 when those buffers would be too large (then the
-    kernels that own output rows are used).  Depends only on the problem,
+    ``shape`` per chunk, 0 when the buffers would not fit the budget with at
+    least two chunks (or one for small work).  Depends only on the problem,
     never on the thread count, so results do not either."""
     per_buffer = shape[0] * shape[1] * np.dtype(dtype).itemsize
-    nchunks = min(_MAX_CHUNKS, max(1, work // _MIN_CHUNK_NNZ))
-    return int(nchunks) if nchunks * per_buffer <= _MAX_CHUNK_BYTES else 0
+    wanted = min(_MAX_CHUNKS, max(1, work // _MIN_CHUNK_NNZ))
+    fits = _MAX_CHUNK_BYTES // max(per_buffer, 1)
+    nchunks = min(wanted, fits)
+    return int(nchunks) if nchunks >= min(wanted, 2) else 0
 
 
 def _chunk_bounds(X, nchunks):
