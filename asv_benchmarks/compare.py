@@ -2,6 +2,16 @@
 
     python asv_benchmarks/compare.py            # on the real data sets ($SKETCHLAB_DATA)
     python asv_benchmarks/compare.py --quick    # small synthetic stand-ins (seconds; CI)
+    python asv_benchmarks/compare.py --only gmr --only svd
+
+Sections: ``sketch`` (sketch_both, S @ A, A @ S^T against scipy and the
+read-only roofline), ``gmr`` (fast_gmr against gmr and the plain QR
+solution), ``spsd`` (faster_spsd against optimal_spsd, with sklearn's
+Nystroem beside it), ``svd`` (the three single-pass SVDs and sklearn's
+randomized_svd, and fast_sp_svd's peak memory over column blocks); the start-up
+checks (import time, no recompilation in a second process) always run.  The
+algorithm sections share their problem set-ups with the asv suites
+(``benchmarks/``).
 
 Every figure is the median of several runs after a warm-up call (so compile
 time never lands in a timing), and every ratio compares ours with the peer a
@@ -11,6 +21,7 @@ absolute times, are what carry over between machines.
 """
 
 import argparse
+import functools
 import gc
 import lzma
 import os
@@ -24,6 +35,9 @@ import numpy as np
 import scipy.sparse as sp
 
 REPO = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # the asv suites' package, ``benchmarks``
+    sys.path.insert(0, str(HERE))
 
 
 # ---- infrastructure ------------------------------------------------------------
@@ -69,6 +83,10 @@ class Table:
         met = None if target is None else (value >= target if higher_is_better else value <= target)
         self.rows.append((what, None, value, unit, None, target, higher_is_better, met))
 
+    def within(self, what, value, low, high, unit=""):
+        """Record a value that must lie in ``[low, high]``."""
+        self.rows.append((what, None, value, unit, None, (low, high), None, low <= value <= high))
+
     def print(self):
         print()
         print(f"{'benchmark':58s} {'ours':>10s} {'peer':>10s}  {'ratio':>8s}  {'target':>8s}  met")
@@ -76,7 +94,10 @@ class Table:
         for what, ours, peer, name, ratio, target, hib, met in self.rows:
             mark = {None: "", True: "yes", False: "NO"}[met]
             if ratio is None:  # a plain value
-                tgt = "" if target is None else (">= " if hib else "<= ") + f"{target:g}"
+                if isinstance(target, tuple):
+                    tgt = f"[{target[0]:g}, {target[1]:g}]"
+                else:
+                    tgt = "" if target is None else (">= " if hib else "<= ") + f"{target:g}"
                 print(f"{what:58s} {'':>10s} {peer:>10.4g}  {name:>8s}  {tgt:>8s}  {mark}")
                 continue
             tgt = "" if target is None else (">= " if hib else "<= ") + f"{target:g}x"
@@ -99,6 +120,7 @@ def machine():
         "python": platform.python_version(),
         "cpu": platform.processor() or platform.machine(),
         "cores": os.cpu_count(),
+        "load average (1, 5, 15 min)": ", ".join(f"{x:.2f}" for x in os.getloadavg()),
         "numpy": np.__version__,
         "numba": numba.__version__,
         "numba threads": numba.get_num_threads(),
@@ -133,6 +155,7 @@ def load_libsvm(name):
     return X.tocsr()
 
 
+@functools.lru_cache(maxsize=None)
 def tfidf_matrix(quick):
     """debian-tfidf (52,396 x 25,252, nnz 2.07M) or, in quick mode or when it is
     absent, a random sparse matrix of the same shape family and density."""
@@ -191,7 +214,139 @@ def bench_sketches(table, quick, repeat):
     table.ratio(f"GaussianSketch S @ A, dense {dm}x{dn}, s = {s}", t_gauss, t_numpy, "numpy randn+GEMM", None)
 
 
-def bench_import(table):
+def bench_gmr(table, quick, repeat):
+    """fast_gmr end to end (c = r = 20, a = 10, CountSketch) against gmr and the
+    plain numpy/scipy QR solution, on the same A, C = A G_C, R = G_R A."""
+    import sketchlab as sl
+    from benchmarks.bench_gmr import A_FACTOR, RANK, gmr_problem, plain_qr_solution
+
+    A, name = tfidf_matrix(quick)
+    C, R = gmr_problem(A)
+    s = A_FACTOR * RANK
+    print(f"gmr on {name}: c = r = {RANK}, s_c = s_r = {s}")
+
+    def fast():
+        return sl.fast_gmr(A, C, R, sketch_size=s, sketch="countsketch", rng=0)
+
+    t_fast = median_time(fast, repeat)
+    t_gmr = median_time(lambda: sl.gmr(A, C, R), max(3, repeat // 3))
+    t_plain = median_time(lambda: plain_qr_solution(A, C, R), max(3, repeat // 3))
+    what = f"fast_gmr (c = r = {RANK}, a = {A_FACTOR}, CountSketch)"
+    table.ratio(what, t_fast, t_gmr, "gmr", 20)
+    table.ratio(what, t_fast, t_plain, "plain QR (scipy)", 10)
+    table.slowdown("gmr / plain QR solution", t_gmr, t_plain, "plain QR (scipy)", 1.5)
+    table.value("  fast_gmr error ratio", sl.gmr_error_ratio(A, C, fast(), R), 0.1)
+
+
+def bench_spsd(table, quick, repeat):
+    """faster_spsd against optimal_spsd on an RBF oracle (c = 30, s = 300), the
+    kernel entries it evaluates, and the other methods and sklearn's Nystroem."""
+    import sketchlab as sl
+    from benchmarks import common
+    from benchmarks.bench_spsd import C_LANDMARKS, S_ROWS, approximation, features_error
+    from sklearn.kernel_approximation import Nystroem
+
+    data = "onehot 2000x112" if quick else "csr mushrooms"
+    try:
+        X = common.load(data)
+    except NotImplementedError as exc:  # mushrooms absent: its synthetic stand-in
+        data = "onehot 8124x112"
+        print(f"spsd: {exc}; using {data}")
+        X = common.load(data)
+    gamma = common.rbf_gamma(data, X.shape[1])
+    n, c, s = X.shape[0], C_LANDMARKS, S_ROWS
+    cols = sl.UniformSampler(c, n, replace=False, rng=0).indices
+    print(f"spsd on {data}: n = {n}, gamma = {gamma:g}, c = {c}, s = {s}")
+
+    times, errors = {}, {}
+    for method in ("nystrom", "fast_spsd", "faster_spsd", "optimal_spsd"):
+        approx = approximation(method)
+        few = method == "optimal_spsd"  # n^2 kernel entries: seconds
+        times[method] = median_time(
+            lambda: approx(sl.RBFKernel(X, gamma), cols), max(3, repeat // 5) if few else repeat
+        )
+        K = sl.RBFKernel(X, gamma)
+        result = approx(K, cols)
+        if method == "faster_spsd":
+            entries = K.n_evaluated
+        errors[method] = result.error(K)
+
+    def nystroem():
+        return Nystroem(gamma=gamma, n_components=c, random_state=0).fit_transform(X)
+
+    t_sklearn = median_time(nystroem, repeat)
+    err_sklearn = features_error(sl.RBFKernel(X, gamma), nystroem())
+
+    what = f"faster_spsd (n = {n}, c = {c}, s = {s})"
+    table.ratio(what, times["faster_spsd"], times["optimal_spsd"], "optimal_spsd", 10)
+    table.within(
+        "  kernel entries evaluated - (n c + s^2)", entries - (n * c + s * s), 0, c * c, "entries"
+    )
+    table.value("  faster_spsd error / optimal_spsd error - 1",
+                errors["faster_spsd"] / errors["optimal_spsd"] - 1, 0.03)
+    table.ratio(what, times["faster_spsd"], t_sklearn, "sklearn Nystroem")
+    table.ratio("fast_spsd (same c, s)", times["fast_spsd"], times["optimal_spsd"], "optimal_spsd")
+    table.ratio("nystrom (same c)", times["nystrom"], times["optimal_spsd"], "optimal_spsd")
+    for method in ("nystrom", "fast_spsd", "faster_spsd", "optimal_spsd"):
+        table.value(f"  {method} error ||K - C U C^T||_F / ||K||_F", errors[method])
+    table.value("  sklearn Nystroem error ||K - F F^T||_F / ||K||_F", err_sklearn)
+
+
+def bench_svd(table, quick, repeat):
+    """The single-pass SVDs and sklearn's randomized_svd at k = 10 (x = 4, same
+    storage for the three single-pass methods), and fast_sp_svd's peak extra
+    memory over a column-block iterator (tracemalloc)."""
+    import tracemalloc
+
+    import sketchlab as sl
+    from benchmarks import common
+    from benchmarks.bench_svd import K, METHODS, SINGLE_PASS, column_blocks, decomposer, sizes
+
+    A, name = tfidf_matrix(quick)
+    m, n = A.shape
+    c, r, s_c, s_r = sizes(A.shape)
+    best = common.best_rank_k_residual(name, A, K)
+    print(f"svd on {name}: k = {K}, c = r = {c}, s_c = s_r = {s_c} (CountSketch), ||A - A_k||_F = {best:.6g}")
+
+    times, ratios = {}, {}
+    for method in METHODS:
+        decompose = decomposer(method, A)
+        times[method] = median_time(lambda: decompose(A), max(1, repeat // 3))
+        U, sv, Vt = decompose(A)
+        ratios[method] = sl.lowrank_residual(A, U, sv, Vt) / best - 1
+    for method in METHODS[1:]:
+        table.ratio(f"fast_sp_svd (k = {K}, x = 4) vs", times["fast_sp_svd"], times[method], method)
+    for method in METHODS:
+        table.value(f"  {method} error ratio (rank k)", ratios[method])
+    for method in SINGLE_PASS:  # the paper's definition: sketch-rank output
+        U, sv, Vt = decomposer(method, A, rank=None)(A)
+        table.value(f"  {method} error ratio (sketch rank {sv.size})",
+                    sl.lowrank_residual(A, U, sv, Vt) / best - 1)
+
+    # peak memory over column blocks: the blocks are made one at a time from a
+    # CSC copy that exists before tracing starts
+    columns = A.tocsc()
+    block = max(
+        (B.data.nbytes + B.indices.nbytes + B.indptr.nbytes for B in column_blocks(columns)),
+        default=0,
+    )
+    sketches = (m * c + r * n + s_c * s_r) * 8
+    decompose = decomposer("fast_sp_svd", A)
+    decompose(column_blocks(columns), shape=A.shape)  # warm
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    result = decompose(column_blocks(columns), shape=A.shape)
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    del result
+    print(f"fast_sp_svd over column blocks: peak extra {peak / 2**20:.1f} MiB, sketches "
+          f"{sketches / 2**20:.1f} MiB, largest block {block / 2**20:.2f} MiB")
+    table.value("fast_sp_svd blocks: peak extra / (1.5 sketches + 1 block)",
+                peak / (1.5 * sketches + block), 1.0)
+
+
+def bench_import(table, quick):
     code = "import time; t = time.perf_counter(); import sketchlab; print(time.perf_counter() - t)"
     times = []
     for _ in range(5):
@@ -199,8 +354,20 @@ def bench_import(table):
         times.append(float(out.stdout.strip()))
     table.value("import sketchlab (fresh process, median of 5)", float(np.median(times)), 1.0, unit="s")
 
+    # a second process on the same Numba cache compiles nothing (cache=True);
+    # the first run fills the cache for the signatures the script uses
+    from benchmarks.bench_jit import ENTRY_POINTS, run_fresh
 
-SECTIONS = {"sketch": bench_sketches}
+    calls = ["sketch_both"] if quick else list(ENTRY_POINTS)
+    call = "; ".join(ENTRY_POINTS[name] for name in calls)
+    cache = os.environ.get("NUMBA_CACHE_DIR")
+    run_fresh(call, cache)
+    second = run_fresh(call, cache)
+    table.value(f"kernels compiled by a second process ({', '.join(calls)})", second["compiled"], 0)
+    table.value("  its first call (Numba import + cache loads)", second["first_call"], unit="s")
+
+
+SECTIONS = {"sketch": bench_sketches, "gmr": bench_gmr, "spsd": bench_spsd, "svd": bench_svd}
 
 
 def main(argv=None):
@@ -215,8 +382,12 @@ def main(argv=None):
         print(f"  {key}: {value}")
     table = Table()
     for name in args.only or list(SECTIONS):
+        t0 = time.perf_counter()
         SECTIONS[name](table, args.quick, repeat)
-    bench_import(table)
+        print(f"  [{name}: {time.perf_counter() - t0:.1f} s]")
+    t0 = time.perf_counter()
+    bench_import(table, args.quick)
+    print(f"  [start-up checks: {time.perf_counter() - t0:.1f} s]")
     table.print()
     return 0
 

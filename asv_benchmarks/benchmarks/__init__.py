@@ -1,0 +1,1 @@
+"""sketchlab's airspeed-velocity suites (see ``common`` for the size profiles and the data)."""

@@ -1,0 +1,76 @@
+"""Generalized matrix regression end to end: ``fast_gmr`` (Algorithm 1) against
+exact ``gmr`` and the plain numpy/scipy QR solution, with SPEC 7's sizes
+(c = r = 20, sketch sizes a c and a r with a = 10).
+
+C = A G_C and R = G_R A with Gaussian G (the paper's GMR experiment).  The
+solver is a parameter, so asv shows ours and the peers side by side for each
+data set; ``track_error_ratio`` is ``||A - C X R||_F / ||A - C X* R||_F - 1``.
+"""
+
+import numpy as np
+import scipy.linalg as sla
+
+import sketchlab as sl
+
+from . import common
+
+if common.QUICK:
+    DATA = ["dense 2000x500", "csr 20000x10000"]
+else:
+    DATA = ["dense madelon", "dense 16384x1000", "csr 52396x25252", "csr debian-tfidf"]
+SOLVERS = ["fast_gmr countsketch", "fast_gmr gaussian", "gmr", "plain QR (scipy)"]
+RANK = 20  # c = r
+A_FACTOR = 10  # s_c = a c, s_r = a r
+
+
+def plain_qr_solution(A, C, R):
+    """``X* = C^+ A R^+`` with numpy/scipy only: thin QRs of C and R^T and one
+    product with A (``T_C^{-1} Q_C^T A Q_R T_R^{-T}``, full-rank C and R)."""
+    Q_C, T_C = sla.qr(C, mode="economic", check_finite=False)
+    Q_R, T_R = sla.qr(R.T, mode="economic", check_finite=False)
+    B = Q_C.T @ np.asarray(A @ Q_R)
+    Y = sla.solve_triangular(T_C, B, check_finite=False)
+    return sla.solve_triangular(T_R, Y.T, check_finite=False).T
+
+
+def gmr_problem(A, rank=RANK, seed=0):
+    """(C, R) = (A G_C, G_R A), C-ordered."""
+    gen = np.random.default_rng(seed)
+    m, n = A.shape
+    C = np.ascontiguousarray(A @ gen.standard_normal((n, rank)))
+    R = np.ascontiguousarray((A.T @ gen.standard_normal((m, rank))).T)
+    return C, R
+
+
+def solver(name, sketch_size=A_FACTOR * RANK):
+    if name.startswith("fast_gmr"):
+        kind = name.split()[1]
+        return lambda A, C, R: sl.fast_gmr(A, C, R, sketch_size=sketch_size, sketch=kind, rng=0)
+    if name == "gmr":
+        return sl.gmr
+    return plain_qr_solution
+
+
+class GMR:
+    params = [DATA, SOLVERS]
+    param_names = ["data", "solver"]
+    timeout = 600
+
+    def setup(self, data, name):
+        common.require("gmr", "fast_gmr", "gmr_error_ratio")
+        self.A = common.load(data)
+        self.C, self.R = gmr_problem(self.A)
+        self.solve = solver(name)
+        self.solve(self.A, self.C, self.R)  # compiles or loads the kernels
+
+    def time_solve(self, data, name):
+        self.solve(self.A, self.C, self.R)
+
+    def peakmem_solve(self, data, name):
+        self.solve(self.A, self.C, self.R)
+
+    def track_error_ratio(self, data, name):
+        X = self.solve(self.A, self.C, self.R)
+        return sl.gmr_error_ratio(self.A, self.C, X, self.R)
+
+    track_error_ratio.unit = "ratio"

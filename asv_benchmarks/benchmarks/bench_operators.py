@@ -1,0 +1,226 @@
+"""Sketching operators: S A (left), A S^T (right), S1 A S2^T (two-sided, one
+pass) and S A on a row block (``offset=``), on dense and CSR data, with the
+peers a user would otherwise write timed on the same data in the same class.
+
+One class per operator family; ``kind`` is a parameter within it.  Setup
+builds the data and the operators, calls every code path once on a miniature
+of the data (so kernels are compiled, or loaded from Numba's cache, before any
+timing) and builds the operators' hash tables, so ``time_*`` measures steady
+state.  ``peakmem_*`` is the process's peak resident memory (data included).
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from asv_runner.benchmarks.mark import skip_for_params
+
+import sketchlab as sl
+
+from . import common
+
+if common.QUICK:
+    DATA = ["dense 2000x500", "csr 20000x10000"]
+else:
+    DATA = [
+        "dense 2000x500",  # madelon's shape
+        "dense 8124x112",  # mushrooms' shape
+        "dense 16384x1000",
+        "csr 8124x112",
+        "csr 20000x10000",
+        "csr 52396x25252",  # debian-tfidf's shape and density
+        "dense madelon",
+        "csr debian-tfidf",
+    ]
+CSR_DATA = [d for d in DATA if d.startswith("csr")]
+
+
+# SRHT on sparse input costs O(n d' log d') (one dense transform per vector).
+_SRHT_SPARSE_MAX_WORK = 1 << 27
+
+
+def _srht_work(m, n):
+    def padded(d):
+        return 1 << max(0, int(d - 1).bit_length())
+
+    return max(n * padded(m), m * padded(n))
+
+
+def dense(X):
+    return X.toarray() if sp.issparse(X) else np.asarray(X)
+
+
+class _OperatorSuite:
+    param_names = ["kind", "data"]
+    timeout = 600
+
+    def setup(self, kind, data):
+        A = common.load(data)
+        m, n = A.shape
+        if kind == "srht" and sp.issparse(A) and _srht_work(m, n) > _SRHT_SPARSE_MAX_WORK:
+            raise NotImplementedError(
+                f"SRHT of a sparse {m}x{n} matrix transforms every column at the padded length "
+                f"(work ~{_srht_work(m, n):.2g}): skipped, it is not meant for large sparse input"
+            )
+        s1, s2 = common.sketch_sizes(A.shape)
+        gen = np.random.default_rng(0)
+        scores = kind == "leverage"
+        self.S1 = common.make_operator(kind, s1, m, gen, common.squared_norms(A, 0) if scores else None)
+        self.S2 = common.make_operator(kind, s2, n, gen, common.squared_norms(A, 1) if scores else None)
+        self.A = A
+        # a row block of a quarter of A, at offset m/4 (streaming, distributed)
+        self.i0 = m // 4
+        self.block = A[self.i0 : self.i0 + max(1, m // 4)]
+        self._warm_up(kind)
+
+    def _warm_up(self, kind):
+        X, B = common.miniature(self.A), common.miniature(self.block, (4, 16))
+        ones = np.ones(16)
+        T1 = common.make_operator(kind, 4, 16, 1, ones)
+        T2 = common.make_operator(kind, 4, 16, 2, ones)
+        T1 @ X
+        X @ T2.T
+        sl.sketch_both(T1, X, T2)
+        T1.apply(B, axis=0, offset=4)
+        for S in (self.S1, self.S2):  # the hash and sampling kinds build O(d) tables once
+            if isinstance(S, (sl.OSNAP, sl.UniformSampler, sl.LeverageScoreSampler)):
+                S.apply(np.zeros(S.input_dim))
+
+    # ours
+
+    def time_left(self, kind, data):
+        self.S1 @ self.A
+
+    def time_right(self, kind, data):
+        self.A @ self.S2.T
+
+    def time_two_sided(self, kind, data):
+        sl.sketch_both(self.S1, self.A, self.S2)
+
+    def time_block(self, kind, data):
+        self.S1.apply(self.block, axis=0, offset=self.i0)
+
+    def peakmem_left(self, kind, data):
+        self.S1 @ self.A
+
+    def peakmem_right(self, kind, data):
+        self.A @ self.S2.T
+
+    def peakmem_two_sided(self, kind, data):
+        sl.sketch_both(self.S1, self.A, self.S2)
+
+    def peakmem_block(self, kind, data):
+        self.S1.apply(self.block, axis=0, offset=self.i0)
+
+
+class _ExplicitSparsePeer:
+    """Peer: the same S as an explicit scipy sparse matrix (``S.tosparse()``),
+    producing the same dense result."""
+
+    def setup(self, kind, data):
+        super().setup(kind, data)
+        self.P1, self.P2 = self.S1.tosparse("csr"), self.S2.tosparse("csr")
+        self.P1_block = self.P1[:, self.i0 : self.i0 + self.block.shape[0]]
+
+    def time_peer_explicit_left(self, kind, data):
+        dense(self.P1 @ self.A)
+
+    def time_peer_explicit_right(self, kind, data):
+        dense(self.A @ self.P2.T)
+
+    def time_peer_explicit_two_sided(self, kind, data):
+        dense((self.P1 @ self.A) @ self.P2.T)
+
+    def time_peer_explicit_block(self, kind, data):
+        dense(self.P1_block @ self.block)
+
+
+class HashingSketches(_ExplicitSparsePeer, _OperatorSuite):
+    """CountSketch and OSNAP (4 nonzeros per column); peers: explicit sparse S,
+    and scipy's ``clarkson_woodruff_transform`` for CountSketch S A."""
+
+    params = [["countsketch", "osnap"], DATA]
+
+    @skip_for_params([("osnap", d) for d in DATA])
+    def time_peer_scipy_cwt_left(self, kind, data):
+        from scipy.linalg import clarkson_woodruff_transform
+
+        dense(clarkson_woodruff_transform(self.A, self.S1.sketch_size, seed=1))
+
+
+class SamplingSketches(_ExplicitSparsePeer, _OperatorSuite):
+    """Uniform and leverage-score row sampling; peers: explicit sparse S, and
+    numpy/scipy fancy indexing ``w[:, None] * A[idx]``."""
+
+    params = [["uniform", "leverage"], DATA]
+
+    def time_peer_indexing_left(self, kind, data):
+        dense(self.A[self.S1.indices]) * self.S1.weights[:, None]
+
+    def time_peer_indexing_right(self, kind, data):
+        dense(self.A[:, self.S2.indices]) * self.S2.weights
+
+    def time_peer_indexing_two_sided(self, kind, data):
+        rows = self.A[self.S1.indices]
+        dense(rows[:, self.S2.indices]) * np.outer(self.S1.weights, self.S2.weights)
+
+
+class DenseSketches(_OperatorSuite):
+    """Gaussian and SRHT; peers: the explicit dense S times A (BLAS or scipy's
+    sparse-dense product), and numpy's ``standard_normal`` + GEMM for Gaussian
+    (generation included, as ours generates its entries)."""
+
+    params = [["gaussian", "srht"], DATA]
+
+    def setup(self, kind, data):
+        super().setup(kind, data)
+        self.D1, self.D2 = self.S1.toarray(), self.S2.toarray()
+        self.D1_block = np.ascontiguousarray(self.D1[:, self.i0 : self.i0 + self.block.shape[0]])
+        self.gen = np.random.default_rng(0)
+
+    def time_peer_explicit_left(self, kind, data):
+        self.D1 @ self.A
+
+    def time_peer_explicit_right(self, kind, data):
+        self.A @ self.D2.T
+
+    def time_peer_explicit_two_sided(self, kind, data):
+        (self.D1 @ self.A) @ self.D2.T
+
+    def time_peer_explicit_block(self, kind, data):
+        self.D1_block @ self.block
+
+    def _gaussian(self, s, d):
+        G = self.gen.standard_normal((s, d))
+        G *= 1.0 / np.sqrt(s)
+        return G
+
+    @skip_for_params([("srht", d) for d in DATA])
+    def time_peer_numpy_gaussian_left(self, kind, data):
+        self._gaussian(*self.S1.shape) @ self.A
+
+    @skip_for_params([("srht", d) for d in DATA])
+    def time_peer_numpy_gaussian_right(self, kind, data):
+        self.A @ self._gaussian(*self.S2.shape).T
+
+    @skip_for_params([("srht", d) for d in DATA])
+    def time_peer_numpy_gaussian_two_sided(self, kind, data):
+        (self._gaussian(*self.S1.shape) @ self.A) @ self._gaussian(*self.S2.shape).T
+
+
+class ReadPassRoofline:
+    """The memory roofline of a one-pass sketch of a CSR matrix: a parallel
+    pass that only reads its values and column indices (SPEC 7 compares
+    ``sketch_both`` with it)."""
+
+    params = [CSR_DATA]
+    param_names = ["data"]
+
+    def setup(self, data):
+        from sketchlab._kernels.reductions import read_pass
+
+        self.A = common.load(data)
+        self.read_pass = read_pass
+        X = common.miniature(self.A)
+        read_pass(X.data, X.indices)
+
+    def time_read_pass(self, data):
+        self.read_pass(self.A.data, self.A.indices)
