@@ -388,6 +388,18 @@ class _TableSketch(SketchOperator):
             out = _right(tables, X, dtype)  # (rows, s)
         return out if row_major else out.T
 
+    def _add_right_csc(self, out, A, offset):
+        """``out += A S[:, offset:offset + b]^T`` in place for a validated CSC
+        ``A`` (h x b) and an F-ordered ``out`` (h x s), with no temporary of
+        out's size: row t of ``out^T`` gathers the columns of A that row t
+        of S touches (one owner per output row, so deterministic)."""
+        from ._kernels import apply as K
+        from ._kernels import threads_for
+
+        tables = self._tables(offset, offset + A.shape[1])
+        with threads_for(A.nnz + out.size):
+            K.left_csr(*tables.csr, A.indptr, A.indices, A.data, out.T, False)
+
     def _columns(self, j0, j1):
         col_ptr, rows, vals = self._make_tables(j0, j1).csc
         out = np.zeros((j1 - j0, self._s))
@@ -417,14 +429,16 @@ def _left(tables, X, dtype):
     out = _empty_out(shape, dtype)
     nchunks = 0 if tables.codes is None else _stream_chunks(_work(X), shape, dtype)
     if nchunks:
-        bufs = np.empty((nchunks,) + shape, dtype=dtype)
+        # one chunk streams straight into the output
+        bufs = out[np.newaxis] if nchunks == 1 else np.empty((nchunks,) + shape, dtype=dtype)
         bounds = _chunk_bounds(X, nchunks)
         args = (tables.codes, tables.p, tables.scale)
         if sparse:
             K.left_csr_chunks_hash(*args, X.indptr, X.indices, X.data, bounds, bufs)
         else:
             K.left_dense_chunks_hash(*args, X, bounds, bufs)
-        K.sum_chunks(bufs, out)
+        if nchunks > 1:
+            K.sum_chunks(bufs, out)
     elif sparse:
         K.left_csr(*tables.csr, X.indptr, X.indices, X.data, out)
     else:
@@ -1073,12 +1087,13 @@ def _both_tables(S1, A, S2, i0, j0):
     else:
         # hashing kinds touch every row: stream A once in its row order
         bounds = _chunk_bounds(A.T if transposed else A, nchunks)
-        bufs = np.empty((nchunks,) + shape, dtype=dtype)
+        bufs = out[np.newaxis] if nchunks == 1 else np.empty((nchunks,) + shape, dtype=dtype)
         K.both_csr_chunks_hash(
             left.codes, left.p, left.scale, A.indptr, A.indices, A.data,
             right.codes, right.p, right.scale, bounds, bufs,
         )
-        K.sum_chunks(bufs, out)
+        if nchunks > 1:
+            K.sum_chunks(bufs, out)
     return out.T if transposed else out
 
 

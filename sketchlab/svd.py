@@ -140,7 +140,8 @@ def _add_right(out, X, op, offset, budget):
     """``out += X op[:, offset:offset + w]^T`` for X of shape (h, w), with
     temporaries of about ``budget`` bytes at most.
 
-    Hash kinds, and any kind when the block is wider than tall, go through
+    Hash kinds on a CSC block add into an F-ordered ``out`` in place.  Other
+    hash cases, and any kind when the block is wider than tall, go through
     ``op.apply(..., offset=)`` (O(nnz(X) p) for the hash kinds), in row
     pieces where rows are cheap to slice.  Otherwise dense and composed kinds
     form the explicit block of the test matrix (w x s, no larger than X) and
@@ -148,6 +149,9 @@ def _add_right(out, X, op, offset, budget):
     """
     h, w = X.shape
     pieces = _pieces(out.size * 8, budget)  # the temporary is a float64 (or float32) slice
+    if op._table_kind and sp.issparse(X) and X.format == "csc" and out.flags.f_contiguous:
+        op._add_right_csc(out, X, offset)  # in place, no temporary
+        return
     if op._table_kind or w > h:
         if pieces == 1 or (sp.issparse(X) and X.format == "csc"):
             out += op._apply_valid(X, 1, offset)
@@ -721,9 +725,9 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
     O((m + n) c^2 + s_c s_r c) at the end.  Memory: the sketches
     ((m c + r n + s_c s_r) numbers), the tables of the hash operators on
     the full side of the blocks, one block, and temporaries of at most about
-    a quarter of the sketches (except a whole slice of C for CSC column
-    blocks with a hash range sketch, of R for CSR row blocks); the QRs and
-    the products U_C U_N, V_R V_N reuse the memory of C and R.
+    a quarter of the sketches (hash range sketches add CSC column blocks into
+    C, and CSR row blocks into R, in place); the QRs and the products
+    U_C U_N, V_R V_N reuse the memory of C and R.
 
     Examples
     --------

@@ -179,8 +179,22 @@ def test_hashing_and_sampling_blocks_are_bitwise_exact(kind):
     X = random_sparse(40, 6, 0.5, seed=4, dtype=np.float64, empty_rows=False)
     full = S @ X.toarray()
     parts = [S.apply(X[lo:hi].toarray(), offset=lo) for lo, hi in [(0, 13), (13, 40)]]
-    np.testing.assert_array_equal(S.toarray()[:, :13], S.toarray()[:, :13])
+    np.testing.assert_array_equal(S._columns(13, 40).T, S.toarray()[:, 13:])
     np.testing.assert_allclose(parts[0] + parts[1], full, rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("kind", ["countsketch", "osnap", "uniform", "leverage"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_add_right_csc_in_place(kind, dtype):
+    # the single-pass SVDs add A_block S_block^T into an F-ordered C in place
+    S = make(kind, 6, 30, seed=3)
+    A = random_sparse(25, 11, 0.4, seed=8, dtype=dtype).tocsc()
+    out = np.asfortranarray(np.random.default_rng(1).standard_normal((25, 6)).astype(dtype))
+    expected = out + A.toarray() @ dense_of(S)[:, 7:18].T
+    before = out.__array_interface__["data"][0]
+    S._add_right_csc(out, A, 7)
+    assert out.__array_interface__["data"][0] == before and out.dtype == dtype
+    np.testing.assert_allclose(out, expected, **tol(dtype))
 
 
 @pytest.mark.parametrize("kind", KINDS)

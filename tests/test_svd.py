@@ -338,9 +338,13 @@ def _held_nbytes(obj, seen=None):
     return sum(_held_nbytes(getattr(obj, name, None), seen) for name in slots)
 
 
-@pytest.mark.parametrize("fmt", ["dense", "csc"])
-def test_peak_memory_over_column_blocks(fmt, monkeypatch):
-    """SPEC 7: peak extra memory <= 1.5 x (C, R, M and the operators) + one block."""
+@pytest.mark.parametrize(("fmt", "range_sketch"), [
+    ("dense", "osnap-gaussian"), ("csc", "osnap-gaussian"), ("csc", "countsketch"),
+    ("csc", "osnap"),
+])
+def test_peak_memory_over_column_blocks(fmt, range_sketch, monkeypatch):
+    """SPEC 7: peak extra memory <= 1.5 x (C, R, M and the operators) + one block
+    (hash range sketches add CSC blocks into C in place)."""
     m, n, width, k = 3000, 2000, 100, 10
     made = []
     make_operators = svd_mod._make_operators
@@ -366,13 +370,14 @@ def test_peak_memory_over_column_blocks(fmt, monkeypatch):
                                     shape=(m, width))
 
     block_bytes = m * width * 8 if fmt == "dense" else width * 200 * 12 + (width + 1) * 4
-    sl.fast_sp_svd(blocks(), k, shape=(m, n), rng=0)  # compile and warm up
+    kw = dict(shape=(m, n), rng=0, range_sketch=range_sketch)
+    sl.fast_sp_svd(blocks(), k, **kw)  # compile and warm up
     made.clear()
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
         tracemalloc.reset_peak()
-        U, s, Vt = sl.fast_sp_svd(blocks(), k, shape=(m, n), rng=0)
+        U, s, Vt = sl.fast_sp_svd(blocks(), k, **kw)
         peak = tracemalloc.get_traced_memory()[1] - base
     finally:
         tracemalloc.stop()

@@ -33,12 +33,14 @@ _SIGNS = np.array([1.0, -1.0])  # indexed by the sign bit of a code
 
 
 @njit(**PJIT)
-def left_csr(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, out):
-    """out = S A  (s x n) with S as a CSR table and A as CSR arrays."""
+def left_csr(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, out, zero=True):
+    """out = S A  (s x n) with S as a CSR table and A as CSR arrays
+    (``zero=False``: out += S A, in place)."""
     s, n = out.shape
     for t in prange(s):
         row = out[t]
-        row[:] = 0.0
+        if zero:
+            row[:] = 0.0
         for k in range(s_ptr[t], s_ptr[t + 1]):
             i = s_idx[k]
             w = s_val[k]
