@@ -122,7 +122,7 @@ def check_compressed(A, name, finite=True):
     constructors do not check index ranges; a corrupt matrix must give an
     error, never a crash."""
     from ._kernels import threads_for
-    from ._kernels.reductions import count_nonfinite, count_outside, pointers_valid
+    from ._kernels.reductions import count_bad_entries, pointers_valid
 
     ncols = A.shape[1] if A.format == "csr" else A.shape[0]
     nvec = A.shape[0] if A.format == "csr" else A.shape[1]
@@ -132,11 +132,13 @@ def check_compressed(A, name, finite=True):
     if not pointers_valid(indptr, min(indices.shape[0], data.shape[0])):
         raise ValueError(f"{name} has an invalid indptr (not a non-decreasing pointer array)")
     lo, hi = int(indptr[0]), int(indptr[-1])  # the entries the kernels read
+    finite = finite and data.dtype.kind == "f"
     with threads_for(hi - lo):
-        if count_outside(indices[lo:hi], ncols):
-            raise ValueError(f"{name} has sparse indices outside [0, {ncols})")
-        if finite and data.dtype.kind == "f" and count_nonfinite(data[lo:hi]):
-            raise ValueError(f"{name} must not contain NaN or Inf")
+        outside, nonfinite = count_bad_entries(indices[lo:hi], data[lo:hi], ncols, finite)
+    if outside:
+        raise ValueError(f"{name} has sparse indices outside [0, {ncols})")
+    if nonfinite:
+        raise ValueError(f"{name} must not contain NaN or Inf")
 
 
 def as_matrix(A, name, *, allow_1d=False, sparse=True, finite=True, copy=False):

@@ -483,8 +483,12 @@ def test_pickle_roundtrip_is_small_and_equal(kind):
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc"])
-def test_corrupt_sparse_arrays_give_errors_not_crashes(fmt):
-    S1, S2 = sl.CountSketch(3, 6, rng=0), sl.UniformSampler(2, 6, rng=1)
+@pytest.mark.parametrize("right", ["uniform", "countsketch", "osnap"])
+def test_corrupt_sparse_arrays_give_errors_not_crashes(fmt, right, kernel_regime):
+    # with two hashing kinds the two-sided kernel checks the indices as it
+    # reads them; every other path checks them first
+    S1 = sl.CountSketch(3, 6, rng=0)
+    S2 = make(right, 2, 6, seed=1)
 
     def fresh():
         return sp.random(6, 6, density=0.5, format=fmt, random_state=0)
@@ -507,3 +511,40 @@ def test_corrupt_sparse_arrays_give_errors_not_crashes(fmt):
         ):
             with pytest.raises(ValueError, match="indices|indptr"):
                 call()
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("kinds", [("countsketch", "countsketch"), ("osnap", "countsketch"),
+                                   ("countsketch", "uniform"), ("gaussian", "osnap")])
+def test_two_sided_rejects_nonfinite_values(fmt, kinds, kernel_regime):
+    S1, S2 = make(kinds[0], 3, 9, seed=0), make(kinds[1], 2, 7, seed=1)
+    for bad in (np.nan, np.inf, -np.inf):
+        A = random_sparse(9, 7, 0.5, seed=3, dtype=np.float64).asformat(fmt)
+        A.data[A.nnz // 2] = bad
+        with pytest.raises(ValueError, match="NaN or Inf"):
+            sl.sketch_both(S1, A, S2)
+        with pytest.raises(ValueError, match="NaN or Inf"):
+            sl.fast_gmr(A, np.ones((9, 2)), np.ones((2, 7)), sketch=(S1, S2))
+        M = sl.sketch_both(S1, A, S2, check_finite=False)  # allowed: computed as given
+        assert M.shape == (3, 2)
+
+
+def test_two_sided_overflow_is_not_mistaken_for_bad_input():
+    # finite values whose sum overflows: an infinite result, as numpy gives, no error
+    S2 = next(S for S in (sl.CountSketch(1, 2, rng=seed) for seed in range(50))
+              if S.toarray()[0, 0] == S.toarray()[0, 1])
+    S1 = sl.CountSketch(1, 1, rng=0)
+    A = sp.csr_matrix(np.array([[1e308, 1e308]]))
+    with np.errstate(over="ignore"):
+        expected = S1.toarray() @ A.toarray() @ S2.toarray().T
+    assert np.isinf(expected).all()
+    np.testing.assert_array_equal(sl.sketch_both(S1, A, S2), expected)
+
+
+def test_two_sided_ignores_values_outside_the_pointer_range():
+    # entries past indptr[-1] are not part of the matrix (scipy ignores them too)
+    A = sp.csr_matrix((np.array([1.0, 2.0, np.nan]), np.array([0, 1, 99]), np.array([0, 1, 2])),
+                      shape=(2, 3))
+    S1, S2 = sl.CountSketch(2, 2, rng=0), sl.CountSketch(2, 3, rng=1)
+    expected = S1.toarray() @ np.array([[1.0, 0, 0], [0, 2.0, 0]]) @ S2.toarray().T
+    np.testing.assert_allclose(sl.sketch_both(S1, A, S2), expected)

@@ -28,22 +28,31 @@ def count_nonfinite(x):
 
 
 @njit(**PJIT)
-def count_outside(indices, ncols):
-    """Number of entries of the 1-D integer array ``indices`` outside
-    ``[0, ncols)``: compared as unsigned numbers, a negative index is caught
-    by the same single test (and the loop vectorises)."""
+def count_bad_entries(indices, data, ncols, finite):
+    """``(outside, nonfinite)``: the entries of ``indices`` outside
+    ``[0, ncols)`` and, with ``finite``, the NaN or Inf entries of ``data``
+    (same length), in ONE pass over both arrays: a sparse matrix that does
+    not fit in cache is read from memory once instead of twice."""
     n = indices.shape[0]
     nchunks = (n + _CHUNK - 1) // _CHUNK
     limit = np.uint64(ncols)
-    bad = 0
+    outside = 0
+    nonfinite = 0
     for c in prange(nchunks):
         lo = c * _CHUNK
         hi = min(n, lo + _CHUNK)
-        local = 0
-        for i in range(lo, hi):
-            local += np.uint64(indices[i]) >= limit
-        bad += local
-    return bad
+        bad_i = 0
+        bad_v = 0
+        if finite:
+            for i in range(lo, hi):
+                bad_i += np.uint64(indices[i]) >= limit
+                bad_v += (data[i] - data[i]) != 0.0
+        else:
+            for i in range(lo, hi):
+                bad_i += np.uint64(indices[i]) >= limit
+        outside += bad_i
+        nonfinite += bad_v
+    return outside, nonfinite
 
 
 @njit(**JIT)
