@@ -20,11 +20,14 @@ import scipy.sparse as sp
 
 from ._config import serial_blas
 from ._validation import as_generator, as_matrix, check_int
+from ._kernels import threads_for
 from .operators import (
     SKETCH_KINDS,
     LeverageScoreSampler,
     SketchOperator,
+    _DenseSketch,
     _sketch_both_valid,
+    _work,
     make_sketch,
 )
 
@@ -342,6 +345,11 @@ def _make_sketches(sketch, sketch_size, C, R, m, n, rng):
     return S_C, S_R
 
 
+def _generated_blocks(S):
+    """True for operators applied as generated dense column blocks (Gaussian)."""
+    return isinstance(S, _DenseSketch) and type(S)._apply is _DenseSketch._apply
+
+
 def _check_structure_name(structure):
     if structure is not None and not (isinstance(structure, str) and structure in _STRUCTURES):
         raise ValueError(f"structure must be None, 'symmetric' or 'psd', got {structure!r}")
@@ -488,9 +496,16 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
         )
     dtype = _out_dtype(A, C, R)
     # A, C and R were validated above: apply the sketches without checking again
-    SC_C = S_C._apply_valid(C, 0, 0)  # S_C C, (s_c, c)
-    R_SR = S_R._apply_valid(R, 1, 0)  # R S_R^T, (r, s_r)
-    M = _sketch_both_valid(S_C, A, S_R)  # S_C A S_R^T, (s_c, s_r)
+    if _generated_blocks(S_C) and _generated_blocks(S_R):
+        # Gaussian: generate each sketch once for both of its products (the
+        # same operations, in the same order, as the general branch below)
+        with threads_for(_work(A) + s_c * (c + n)):
+            SC_C, SC_A = S_C._apply_blocks_many([C, A], 0)
+            R_SR, M = S_R._apply_blocks_many([R, SC_A], 1)
+    else:
+        SC_C = S_C._apply_valid(C, 0, 0)  # S_C C, (s_c, c)
+        R_SR = S_R._apply_valid(R, 1, 0)  # R S_R^T, (r, s_r)
+        M = _sketch_both_valid(S_C, A, S_R)  # S_C A S_R^T, (s_c, s_r)
     with serial_blas():
         X = _pinv_sandwich(SC_C, M, R_SR, rtol, rtol, np.finfo(dtype).eps)
         if structure == "symmetric":

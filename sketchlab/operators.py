@@ -738,25 +738,38 @@ class _DenseSketch(SketchOperator):
     """Kinds applied as dense blocks of columns times A (BLAS / scipy)."""
 
     def _apply_blocks(self, A, axis, offset):
-        b = A.shape[axis]
-        dtype = result_dtype(A.dtype)
-        if sp.issparse(A):
-            want = "csr" if axis == 0 else "csc"
-            if A.format != want:
-                A = A.asformat(want)
-        other = A.shape[1 - axis]
-        out = np.zeros((self._s, other) if axis == 0 else (other, self._s), dtype=dtype)
+        return self._apply_blocks_many([A], axis, offset)[0]
+
+    def _apply_blocks_many(self, arrays, axis, offset=0):
+        """``[S X for X in arrays]`` (or ``X S^T``) for validated 2-D arrays of
+        the same ``shape[axis]``, generating each block of S's columns ONCE
+        for all of them (an algorithm that sketches C and A with the same S
+        pays the generation once).  Each result equals :meth:`_apply_blocks`
+        of that array alone, bit for bit."""
+        b = arrays[0].shape[axis]
+        prepared, outs = [], []
+        for A in arrays:
+            if sp.issparse(A):
+                want = "csr" if axis == 0 else "csc"
+                if A.format != want:
+                    A = A.asformat(want)
+            other = A.shape[1 - axis]
+            shape = (self._s, other) if axis == 0 else (other, self._s)
+            prepared.append(A)
+            outs.append(np.zeros(shape, dtype=result_dtype(A.dtype)))
         step = max(1, _DENSE_BLOCK_ENTRIES // self._s)
         for k0 in range(0, b, step):
             k1 = min(b, k0 + step)
-            G = self._columns(offset + k0, offset + k1).astype(dtype, copy=False)
-            if axis == 0:
-                block = A[k0:k1]
-                out += np.asarray(block.T @ G).T if sp.issparse(A) else G.T @ block
-            else:
-                block = A[:, k0:k1]
-                out += np.asarray(block @ G)
-        return out
+            G64 = self._columns(offset + k0, offset + k1)
+            for A, out in zip(prepared, outs):
+                G = G64.astype(out.dtype, copy=False)
+                if axis == 0:
+                    block = A[k0:k1]
+                    out += np.asarray(block.T @ G).T if sp.issparse(A) else G.T @ block
+                else:
+                    block = A[:, k0:k1]
+                    out += np.asarray(block @ G)
+        return outs
 
     def _apply(self, A, axis, offset):
         return self._apply_blocks(A, axis, offset)

@@ -548,3 +548,16 @@ def test_two_sided_ignores_values_outside_the_pointer_range():
     S1, S2 = sl.CountSketch(2, 2, rng=0), sl.CountSketch(2, 3, rng=1)
     expected = S1.toarray() @ np.array([[1.0, 0, 0], [0, 2.0, 0]]) @ S2.toarray().T
     np.testing.assert_allclose(sl.sketch_both(S1, A, S2), expected)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_dense_kind_applies_one_generation_to_several_arrays(axis):
+    # fast_gmr sketches C and A with the same Gaussian S, generated once
+    S = sl.GaussianSketch(5, 40, rng=3)
+    D = np.random.default_rng(0).standard_normal((40, 7) if axis == 0 else (7, 40))
+    X = random_sparse(*D.shape, 0.3, seed=1, dtype=np.float32)
+    together = S._apply_blocks_many([D, X], axis)
+    for array, result in zip([D, X], together):
+        alone = S._apply_blocks(array, axis, 0)
+        assert result.dtype == alone.dtype
+        np.testing.assert_array_equal(result, alone)
