@@ -232,21 +232,3 @@ def right_dense(a, c_ptr, c_idx, c_val, out):
             v = a[i, j]
             for k in range(c_ptr[j], c_ptr[j + 1]):
                 row[c_idx[k]] += v * c_val[k]
-
-
-@njit(**PJIT)
-def both_dense(s_ptr, s_idx, s_val, a, c_ptr, c_idx, c_val, out):
-    """out = S1 A S2^T  (s1 x s2) with A dense (C order), one pass over the
-    rows of A that S1 touches."""
-    s1, s2 = out.shape
-    n = a.shape[1]
-    for t in prange(s1):
-        row = out[t]
-        row[:] = 0.0
-        for k in range(s_ptr[t], s_ptr[t + 1]):
-            i = s_idx[k]
-            w = s_val[k]
-            for j in range(n):
-                wv = w * a[i, j]
-                for k2 in range(c_ptr[j], c_ptr[j + 1]):
-                    row[c_idx[k2]] += wv * c_val[k2]
