@@ -997,10 +997,12 @@ def sketch_both(S1, A, S2, *, offsets=None, check_finite=True):
     """Two-sided sketch ``S1 A S2^T``.
 
     For the hashing and sampling kinds (and compositions whose innermost
-    operators are of those kinds) the product is formed in ONE pass over the
-    nonzeros of A, without the intermediate ``S1 A``: each nonzero ``a_ij``
-    is added to ``out[t, u]`` for the nonzeros ``(t, i)`` of S1 and ``(u, j)``
-    of S2.  Other kinds apply the cheaper side first.
+    operators are of those kinds) and a sparse A, the product is formed in
+    ONE pass over the nonzeros of A, without the intermediate ``S1 A``: each
+    nonzero ``a_ij`` is added to ``out[t, u]`` for the nonzeros ``(t, i)``
+    of S1 and ``(u, j)`` of S2.  A dense A is also read once, through the
+    small intermediate ``S1 A`` (C order) or ``A S2^T`` (F order).  Other
+    kinds apply the cheaper side first.
 
     Parameters
     ----------
