@@ -69,6 +69,12 @@ class KernelConfig:
 
 def make_config(datasets, *, quick=False, reps=None, seed=0, k=None, grid=None, gamma=None):
     """The config of the CLI options."""
+    return config_of(KernelConfig, datasets, quick=quick, reps=reps, seed=seed, k=k, grid=grid,
+                     gamma=gamma)
+
+
+def config_of(cls, datasets, *, quick, reps, seed, k, grid, gamma):
+    """``cls`` (a kernel-sweep config: this one or spsd-table's) from the CLI options."""
     kwargs = {"datasets": tuple(datasets), "seed": seed, "gamma": gamma}
     if reps is not None:
         kwargs["reps"] = reps
@@ -78,7 +84,7 @@ def make_config(datasets, *, quick=False, reps=None, seed=0, k=None, grid=None, 
         if any(float(a) != int(a) or a < 1 for a in grid):
             raise ConfigError(f"--grid for the kernel sweeps must be integers a >= 1, got {grid}")
         kwargs["grid"] = tuple(int(a) for a in grid)
-    return KernelConfig.quick(**kwargs) if quick else KernelConfig(**kwargs)
+    return cls.quick(**kwargs) if quick else cls(**kwargs)
 
 
 def kernel_data(spec, gamma=None):

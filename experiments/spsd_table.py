@@ -13,8 +13,15 @@ from dataclasses import dataclass
 
 from . import datasets as ds
 from .analysis import group
-from .kernel import RelativeError, kernel_data, kernel_input, kernel_matrix, landmarks
-from .runs import ConfigError, derive_seed, progress
+from .kernel import (
+    RelativeError,
+    config_of,
+    kernel_data,
+    kernel_input,
+    kernel_matrix,
+    landmarks,
+)
+from .runs import derive_seed, progress
 
 DEFAULT_DATASETS = ds.KERNEL_DATASETS
 
@@ -58,16 +65,9 @@ class SPSDTableConfig:
 
 
 def make_config(datasets, *, quick=False, reps=None, seed=0, k=None, grid=None, gamma=None):
-    kwargs = {"datasets": tuple(datasets), "seed": seed, "gamma": gamma}
-    if reps is not None:
-        kwargs["reps"] = reps
-    if k is not None:
-        kwargs["k"] = k
-    if grid is not None:
-        if any(float(a) != int(a) or a < 1 for a in grid):
-            raise ConfigError(f"--grid for the kernel sweeps must be integers a >= 1, got {grid}")
-        kwargs["grid"] = tuple(int(a) for a in grid)
-    return SPSDTableConfig.quick(**kwargs) if quick else SPSDTableConfig(**kwargs)
+    """The config of the CLI options (checked as the kernel sweep's)."""
+    return config_of(SPSDTableConfig, datasets, quick=quick, reps=reps, seed=seed, k=k,
+                     grid=grid, gamma=gamma)
 
 
 def load_all(config):

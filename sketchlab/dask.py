@@ -580,11 +580,8 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
                                 rank=rank, rng=rng, shape=shape)
     shape, dtype = _check_svd_input(A, axis, block_size, shape)
     _svd._check_kinds(range_sketch, core_sketch)
-    k = _svd._check_k(k, shape)
-    c, r, s_c, s_r = _svd._fast_sizes(k, shape, c, r, s_c, s_r)
-    rank = _svd._check_rank(rank, c, r)
-    ops = _svd._make_operators(as_generator(rng), shape, c, r, range_sketch, s_c, s_r,
-                               core_sketch)
+    rank, ops = _svd._core_setup("fast", shape, k, c, r, s_c, s_r, range_sketch, core_sketch,
+                                 rank, rng)
     state = _sketch_pass(A, ops, dtype, scheduler, "fast")
     return state.finalize("fast", rank=rank, overwrite=True)
 
@@ -709,11 +706,8 @@ def three_sketch_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="
                                      rank=rank, rng=rng, shape=shape)
     shape, dtype = _check_svd_input(A, axis, block_size, shape)
     _svd._check_kinds(range_sketch, core_sketch)
-    k = _svd._check_k(k, shape)
-    c, r, s_c, s_r = _svd._three_sizes(k, shape, c, r, s_c, s_r)
-    rank = _svd._check_rank(rank, c, r)
-    ops = _svd._make_operators(as_generator(rng), shape, c, r, range_sketch, s_c, s_r,
-                               core_sketch)
+    rank, ops = _svd._core_setup("three", shape, k, c, r, s_c, s_r, range_sketch, core_sketch,
+                                 rank, rng)
     state = _sketch_pass(A, ops, dtype, scheduler, "three")
     return state.finalize("three", rank=rank, overwrite=True)
 

@@ -23,9 +23,9 @@ from ._validation import as_generator, as_matrix, check_int
 from ._kernels import threads_for
 from .operators import (
     SKETCH_KINDS,
+    GaussianSketch,
     LeverageScoreSampler,
     SketchOperator,
-    _DenseSketch,
     _sketch_both_valid,
     _work,
     make_sketch,
@@ -345,11 +345,6 @@ def _make_sketches(sketch, sketch_size, C, R, m, n, rng):
     return S_C, S_R
 
 
-def _generated_blocks(S):
-    """True for operators applied as generated dense column blocks (Gaussian)."""
-    return isinstance(S, _DenseSketch) and type(S)._apply is _DenseSketch._apply
-
-
 def _check_structure_name(structure):
     if structure is not None and not (isinstance(structure, str) and structure in _STRUCTURES):
         raise ValueError(f"structure must be None, 'symmetric' or 'psd', got {structure!r}")
@@ -496,7 +491,7 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
         )
     dtype = _out_dtype(A, C, R)
     # A, C and R were validated above: apply the sketches without checking again
-    if _generated_blocks(S_C) and _generated_blocks(S_R):
+    if isinstance(S_C, GaussianSketch) and isinstance(S_R, GaussianSketch):
         # Gaussian: generate each sketch once for both of its products (the
         # same operations, in the same order, as the general branch below)
         with threads_for(_work(A) + s_c * (c + n)):

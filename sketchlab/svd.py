@@ -656,6 +656,30 @@ def _check_kinds(range_sketch, core_sketch=None):
         check_choice(core_sketch, "core_sketch", SVD_SKETCHES)
 
 
+def _core_setup(method, shape, k, c, r, s_c, s_r, range_sketch, core_sketch, rank, rng):
+    """``(rank, (Omega, Psi, S_C, S_R))`` of :func:`fast_sp_svd` (``method``
+    "fast") or :func:`three_sketch_svd` ("three"): the two differ only in
+    their default sizes and their core.  Kinds are checked by the caller."""
+    k = _check_k(k, shape)
+    sizes = _fast_sizes if method == "fast" else _three_sizes
+    c, r, s_c, s_r = sizes(k, shape, c, r, s_c, s_r)
+    rank = _check_rank(rank, c, r)
+    return rank, _make_operators(as_generator(rng), shape, c, r, range_sketch, s_c, s_r,
+                                 core_sketch)
+
+
+def _core_svd(method, A, k, c, r, s_c, s_r, range_sketch, core_sketch, axis, block_size, rank,
+              rng, shape):
+    """One pass over A, then the core of ``method`` ("fast" or "three")."""
+    axis = check_axis(axis)
+    _check_kinds(range_sketch, core_sketch)
+    source = _BlockSource(A, axis, block_size, shape)
+    rank, ops = _core_setup(method, source.shape, k, c, r, s_c, s_r, range_sketch, core_sketch,
+                            rank, rng)
+    state = _run(source, lambda dtype: _SketchState(source.shape, *ops, dtype=dtype))
+    return state.finalize(method, rank=rank, overwrite=True)
+
+
 def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap-gaussian",
                 core_sketch="osnap", axis=1, block_size=None, rank=None, rng=None, shape=None):
     """Fast single-pass SVD (Algorithm 3), reading A once.
@@ -747,16 +771,7 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
     >>> bool(np.allclose(s2, s))
     True
     """
-    axis = check_axis(axis)
-    _check_kinds(range_sketch, core_sketch)
-    source = _BlockSource(A, axis, block_size, shape)
-    shape_ = source.shape
-    k = _check_k(k, shape_)
-    c, r, s_c, s_r = _fast_sizes(k, shape_, c, r, s_c, s_r)
-    rank = _check_rank(rank, c, r)
-    ops = _make_operators(as_generator(rng), shape_, c, r, range_sketch, s_c, s_r, core_sketch)
-    state = _run(source, lambda dtype: _SketchState(shape_, *ops, dtype=dtype))
-    return state.finalize("fast", rank=rank, overwrite=True)
+    return _core_svd("fast", A, k, c, r, s_c, s_r, range_sketch, core_sketch, axis, block_size, rank, rng, shape)
 
 
 def practical_sp_svd(A, k, *, c=None, r=None, range_sketch="gaussian", axis=1, block_size=None,
@@ -900,16 +915,7 @@ def three_sketch_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="
     >>> bool(np.allclose((U * s) @ Vt, A))
     True
     """
-    axis = check_axis(axis)
-    _check_kinds(range_sketch, core_sketch)
-    source = _BlockSource(A, axis, block_size, shape)
-    shape_ = source.shape
-    k = _check_k(k, shape_)
-    c, r, s_c, s_r = _three_sizes(k, shape_, c, r, s_c, s_r)
-    rank = _check_rank(rank, c, r)
-    ops = _make_operators(as_generator(rng), shape_, c, r, range_sketch, s_c, s_r, core_sketch)
-    state = _run(source, lambda dtype: _SketchState(shape_, *ops, dtype=dtype))
-    return state.finalize("three", rank=rank, overwrite=True)
+    return _core_svd("three", A, k, c, r, s_c, s_r, range_sketch, core_sketch, axis, block_size, rank, rng, shape)
 
 
 for _f in (fast_sp_svd, practical_sp_svd, three_sketch_svd):
