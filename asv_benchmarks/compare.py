@@ -173,7 +173,7 @@ def tfidf_matrix(quick):
 def bench_sketches(table, quick, repeat):
     import sketchlab as sl
     from scipy.linalg import clarkson_woodruff_transform
-    from sketchlab._kernels.reductions import read_pass
+    from sketchlab._jit.reductions import read_pass
 
     A, name = tfidf_matrix(quick)
     m, n = A.shape

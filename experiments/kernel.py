@@ -168,7 +168,7 @@ def run(config, *, show_progress=True):
     CSV).  The landmarks of a repetition are ``landmarks(n, c, landmark_seed)``.
     """
     import sketchlab
-    from sketchlab.rbf import as_kernel
+    from sketchlab._kernel_matrices import as_kernel
 
     plan = [("nystrom", math.nan), ("optimal", math.nan)]
     plan += [(m, int(a)) for a in config.grid for m in ("fast_spsd", "faster_spsd")]

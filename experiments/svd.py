@@ -8,11 +8,11 @@ budget:
 
 - ``practical``: Practical SP-SVD (Tropp et al. 2017, the paper's appendix
   algorithm) with the same c + r split as its authors recommend
-  (``sketchlab.svd.practical_sp_svd_sizes``: r ~ 2c + 1);
+  (``sketchlab.practical_sp_svd_sizes``: r ~ 2c + 1);
 - ``practical-equal``: the same with c = r, the split the paper warns against;
 - ``three-sketch``: Tropp et al. (2019) with their recommended sizes
   (s = 2k' + 1) for the same storage m c + n r + s_c s_r as Fast SP-SVD
-  (``sketchlab.svd.three_sketch_svd_sizes``).
+  (``sketchlab.three_sketch_svd_sizes``).
 
 Error ratio ``||A - U S V^T||_F / ||A - A_k||_F - 1`` with the sketch-rank
 output (so it can be negative), both norms exact.
@@ -91,7 +91,7 @@ def sizes(x, k, shape, core_factor=3.0):
 
 def method_sizes(method, x, k, shape, core_factor=3.0):
     """(c, r, s_c, s_r) of ``method`` at x (s_c = s_r = 0 without a core sketch)."""
-    from sketchlab.svd import practical_sp_svd_sizes, three_sketch_svd_sizes
+    from sketchlab import practical_sp_svd_sizes, three_sketch_svd_sizes
 
     m, n = shape
     c, r, s_c, s_r = sizes(x, k, shape, core_factor)

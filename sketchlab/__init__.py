@@ -13,12 +13,9 @@ front are imported on first use, so that ``import sketchlab`` stays cheap.
 
 import importlib
 
-# gmr is imported eagerly: the function gmr shares its name with the module
-# sketchlab.gmr, and a lazy attribute would be replaced by the module as soon
-# as another module imports from it
-from .gmr import UnderdeterminedSketchWarning, fast_gmr, gmr, project_psd, project_symmetric
-from .leverage import leverage_scores
-from .operators import (
+from ._gmr import UnderdeterminedSketchWarning, fast_gmr, gmr, project_psd, project_symmetric
+from ._leverage import leverage_scores
+from ._operators import (
     OSNAP,
     SKETCH_KINDS,
     SRHT,
@@ -37,23 +34,24 @@ __version__ = "0.1.0.dev0"
 
 # public name -> module that defines it (imported lazily)
 _LAZY = {
-    "gmr_residual": "residuals",
-    "gmr_error_ratio": "residuals",
-    "lowrank_residual": "residuals",
-    "RBFKernel": "rbf",
-    "SPSDApproximation": "spsd",
-    "nystrom": "spsd",
-    "fast_spsd": "spsd",
-    "faster_spsd": "spsd",
-    "optimal_spsd": "spsd",
-    "eta": "spsd",
-    "fast_sp_svd": "svd",
-    "practical_sp_svd": "svd",
-    "three_sketch_svd": "svd",
-    "practical_sp_svd_sizes": "svd",
-    "three_sketch_svd_sizes": "svd",
-    "SketchedNystroem": "estimators",
-    "SinglePassSVD": "estimators",
+    "gmr_residual": "_residuals",
+    "gmr_error_ratio": "_residuals",
+    "lowrank_residual": "_residuals",
+    "RBFKernel": "_kernel_matrices",
+    "SPSDApproximation": "_spsd",
+    "nystrom": "_spsd",
+    "fast_spsd": "_spsd",
+    "faster_spsd": "_spsd",
+    "optimal_spsd": "_spsd",
+    "eta": "_spsd",
+    "fast_sp_svd": "_svd",
+    "practical_sp_svd": "_svd",
+    "three_sketch_svd": "_svd",
+    "practical_sp_svd_sizes": "_svd",
+    "three_sketch_svd_sizes": "_svd",
+    "SVD_SKETCHES": "_svd",
+    "SketchedNystroem": "_estimators",
+    "SinglePassSVD": "_estimators",
 }
 
 __all__ = [

@@ -10,7 +10,7 @@ same numbers as the whole operator.
 The mixing function is splitmix64 (Steele, Lea & Flood, 2014): the state
 ``key + (counter + 1) * 0x9E3779B97F4A7C15`` goes through the murmur3-style
 finalizer.  Two versions are kept here and tested against each other: one for
-Numba kernels (``sketchlab._kernels.hashing``, imported only when a kernel
+Numba kernels (``sketchlab._jit.hashing``, imported only when a kernel
 first runs, so that ``import sketchlab`` does not load Numba), one vectorised
 with NumPy here, for Python code and tests.
 

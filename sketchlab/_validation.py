@@ -103,8 +103,8 @@ def all_finite(A):
     data = A.data if sp.issparse(A) else A
     if data.size == 0 or data.dtype.kind in "biu":
         return True
-    from ._kernels import threads_for
-    from ._kernels.reductions import count_nonfinite
+    from ._jit import threads_for
+    from ._jit.reductions import count_nonfinite
 
     flat = data.ravel(order="K")
     with threads_for(flat.shape[0]):
@@ -121,8 +121,8 @@ def check_compressed(A, name, finite=True):
     (pointers, index range) and, with ``finite``, its values.  scipy's
     constructors do not check index ranges; a corrupt matrix must give an
     error, never a crash."""
-    from ._kernels import threads_for
-    from ._kernels.reductions import count_bad_entries, pointers_valid
+    from ._jit import threads_for
+    from ._jit.reductions import count_bad_entries, pointers_valid
 
     ncols = A.shape[1] if A.format == "csr" else A.shape[0]
     nvec = A.shape[0] if A.format == "csr" else A.shape[1]

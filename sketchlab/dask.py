@@ -13,7 +13,7 @@ travel to the client; A never does.
   :func:`three_sketch_svd`: each chunk adds to ALL the sketches (range C,
   co-range R and core M) in ONE task, so each chunk is read exactly once; the
   client then recovers the SVD from the sketches exactly as
-  :mod:`sketchlab.svd` does.
+  :mod:`sketchlab` does.
 
 Results equal the in-memory functions' for the same ``rng`` up to the
 rounding of the partial sums (about 1e-14 relative in float64).
@@ -59,10 +59,10 @@ except ImportError as exc:  # pragma: no cover - dask is an optional extra
         "sketchlab.dask needs dask: pip install 'sketchlab[dask]' (dask[array], distributed)"
     ) from exc
 
-from . import svd as _svd
+from . import _svd
 from ._validation import _check_dtype, as_generator, as_matrix, check_axis, result_dtype
-from .operators import SketchOperator, _sketch_both_valid
-from .operators import sketch_both as _sketch_both
+from ._operators import SketchOperator, _sketch_both_valid
+from ._operators import sketch_both as _sketch_both
 
 __all__ = ["sketch", "sketch_both", "fast_sp_svd", "practical_sp_svd", "three_sketch_svd"]
 
@@ -479,7 +479,7 @@ _DASK_INPUT_DOC = """A : dask.array.Array of shape (m, n)
         Dense (numpy) or scipy.sparse (CSR/CSC) chunks, chunked along either
         axis or both; each chunk is read once, by one task that adds to all
         the sketches.  Anything else (a matrix, an iterable of blocks) runs
-        in memory with :mod:`sketchlab.svd`, all parameters passed on."""
+        in memory with :mod:`sketchlab`, all parameters passed on."""
 
 _DASK_COMMON_DOC = """axis : {0, 1}, default 1
         For in-memory input; with a dask A the chunks are the blocks (the
@@ -538,7 +538,7 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
         2k``, ``s_c = ceil(3 c sqrt(x))``, ``s_r = ceil(3 r sqrt(x))``,
         ``x = (c + r) / k``).
     range_sketch : str, default "osnap-gaussian"
-        Kind of Omega~ and Psi~ (``sketchlab.svd.SVD_SKETCHES``).
+        Kind of Omega~ and Psi~ (``sketchlab.SVD_SKETCHES``).
     core_sketch : str, default "osnap"
         Kind of S_C and S_R.
     {common}

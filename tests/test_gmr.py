@@ -17,14 +17,14 @@ from hypothesis import strategies as st
 
 import sketchlab as sl
 from sketchlab._validation import as_generator
-from sketchlab.gmr import (
+from sketchlab import (
     UnderdeterminedSketchWarning,
     fast_gmr,
     gmr,
     project_psd,
     project_symmetric,
 )
-from sketchlab.residuals import gmr_error_ratio, gmr_residual
+from sketchlab import gmr_error_ratio, gmr_residual
 
 from .reference import fast_gmr_explicit, gmr_pinv
 

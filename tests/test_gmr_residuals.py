@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import sketchlab.residuals as residuals
-from sketchlab.gmr import fast_gmr, gmr
-from sketchlab.residuals import gmr_error_ratio, gmr_residual
+import sketchlab._residuals as residuals
+from sketchlab import fast_gmr, gmr
+from sketchlab import gmr_error_ratio, gmr_residual
 
 from .reference import gmr_pinv, gmr_residual_dense
 from .test_gmr import FORMS, as_form, problem

@@ -123,7 +123,7 @@ def kernel_regime(request, monkeypatch):
     """Drive every kernel path on small inputs: the streaming kernels with one
     chunk (default for small work), with many chunks, and the kernels that
     own output rows (used when chunk buffers would be too large)."""
-    from sketchlab import operators
+    from sketchlab import _operators as operators
 
     if request.param == "many-chunks":
         monkeypatch.setattr(operators, "_MIN_CHUNK_NNZ", 7)

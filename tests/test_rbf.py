@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from sklearn.metrics.pairwise import rbf_kernel
 
 import sketchlab as sl
-from sketchlab import rbf as rbf_module
-from sketchlab.rbf import as_kernel
+from sketchlab import _kernel_matrices as rbf_module
+from sketchlab._kernel_matrices import as_kernel
 
 from .reference import rbf_dense
 

@@ -8,9 +8,9 @@ import scipy.sparse as sp
 
 import sketchlab as sl
 from sketchlab._validation import as_generator
-from sketchlab.gmr import project_psd
-from sketchlab.rbf import as_kernel
-from sketchlab.spsd import eta
+from sketchlab import project_psd
+from sketchlab._kernel_matrices import as_kernel
+from sketchlab import eta
 
 from .reference import (
     dense_of,

@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import sketchlab as sl
-from sketchlab import svd as svd_mod
+from sketchlab import _svd as svd_mod
 from sketchlab._validation import as_generator
 
 from .reference import (
@@ -420,7 +420,7 @@ def test_lowrank_residual_sums_duplicate_entries():
 
 @pytest.mark.parametrize("sparse", [False, True])
 def test_lowrank_residual_cancellation_falls_back(sparse, monkeypatch):
-    from sketchlab import residuals
+    from sketchlab import _residuals as residuals
 
     calls = []
     direct = residuals._lowrank_direct

@@ -46,7 +46,7 @@ def sizes(shape, k=K, x=X_POINT):
 
 def decomposer(name, A, k=K, rank=K):
     """A function ``A -> (U, s, Vt)`` for a method name, with the sizes above."""
-    from sketchlab.svd import practical_sp_svd_sizes, three_sketch_svd_sizes
+    from sketchlab import practical_sp_svd_sizes, three_sketch_svd_sizes
 
     m, n = A.shape
     kind = "countsketch" if sp.issparse(A) else "gaussian"

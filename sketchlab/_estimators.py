@@ -8,11 +8,11 @@ import scipy.linalg as sla
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import spsd as _spsd
-from . import svd as _svd
+from . import _spsd
+from . import _svd
 from ._config import serial_blas
 from ._validation import as_generator, check_choice, check_int, check_positive
-from .rbf import RBFKernel
+from ._kernel_matrices import RBFKernel
 
 __all__ = ["SketchedNystroem", "SinglePassSVD"]
 

@@ -166,7 +166,7 @@ class SketchOperator:
             A = A.reshape(-1, 1) if axis == 0 else A.reshape(1, -1)
         b = A.shape[axis]
         offset = self._check_block(b, offset, f"A.shape[{axis}]")
-        from ._kernels import threads_for
+        from ._jit import threads_for
 
         with threads_for(_work(A) + self._s * A.shape[1 - axis]):
             out = self._apply(A, axis, offset)
@@ -176,7 +176,7 @@ class SketchOperator:
         """:meth:`apply` for a 2-D ``A`` that already passed ``as_matrix``
         (float32/float64, CSR/CSC or dense) and a block that fits: no checks,
         for algorithms that validated their input once."""
-        from ._kernels import threads_for
+        from ._jit import threads_for
 
         if not sp.issparse(A) and not (A.flags.c_contiguous or A.flags.f_contiguous):
             A = np.ascontiguousarray(A)
@@ -299,7 +299,7 @@ class _TransposedSketch:
 
 class _Tables:
     """The nonzeros of columns ``[j0, j1)`` of a table kind, in the forms the
-    kernels take (see ``sketchlab._kernels.apply``), each built on first use.
+    kernels take (see ``sketchlab._jit.apply``), each built on first use.
 
     ``codes`` (hashing kinds only): ``p`` packed codes ``row << 1 | sign_bit``
     per column, of magnitude ``scale``.  ``csc``: ``(col_ptr, row_idx, val)``,
@@ -329,7 +329,7 @@ class _Tables:
     @property
     def csr(self):
         if self._csr is None:
-            from ._kernels.hashing import transpose_table
+            from ._jit.hashing import transpose_table
 
             col_ptr, rows, vals = self.csc
             ncols = col_ptr.shape[0] - 1
@@ -393,8 +393,8 @@ class _TableSketch(SketchOperator):
         ``A`` (h x b) and an F-ordered ``out`` (h x s), with no temporary of
         out's size: row t of ``out^T`` gathers the columns of A that row t
         of S touches (one owner per output row, so deterministic)."""
-        from ._kernels import apply as K
-        from ._kernels import threads_for
+        from ._jit import apply as K
+        from ._jit import threads_for
 
         tables = self._tables(offset, offset + A.shape[1])
         with threads_for(A.nnz + out.size):
@@ -421,7 +421,7 @@ def _left(tables, X, dtype):
     """S X (s x cols) for a row-major X (CSR, or C-ordered dense) of ``rows``
     rows: a hashing kind streams the rows of X into per-chunk buffers when
     the output is small; otherwise each output row gathers its rows of X."""
-    from ._kernels import apply as K
+    from ._jit import apply as K
 
     rows, cols = X.shape
     shape = (tables.nrows, cols)
@@ -453,7 +453,7 @@ def _left(tables, X, dtype):
 def _right(tables, X, dtype):
     """X S^T (rows x s) for a row-major X: each output row is its row of X
     scattered through the columns of S."""
-    from ._kernels import apply as K
+    from ._jit import apply as K
 
     out = _empty_out((X.shape[0], tables.nrows), dtype)
     if tables.codes is not None:
@@ -520,8 +520,8 @@ class OSNAP(_TableSketch):
         return (("nnz_per_col", self._p),)
 
     def _make_tables(self, j0, j1):
-        from ._kernels import threads_for
-        from ._kernels.hashing import hashing_codes
+        from ._jit import threads_for
+        from ._jit.hashing import hashing_codes
 
         b = j1 - j0
         p = self._p
@@ -727,7 +727,7 @@ class LeverageScoreSampler(_Sampler):
         shape ``(s, m)``); ``axis=1`` samples columns (shape ``(s, n)``).
         See :func:`sketchlab.leverage_scores`.
         """
-        from .leverage import leverage_scores
+        from ._leverage import leverage_scores
 
         scores = leverage_scores(A, axis=axis)
         return cls(sketch_size, scores.shape[0], scores=scores, rng=rng)
@@ -783,7 +783,7 @@ class GaussianSketch(_DenseSketch):
     """Gaussian projection with i.i.d. N(0, 1/s) entries.
 
     Entry ``(t, j)`` is a normal number of the hash stream (see
-    ``sketchlab._kernels.gaussian``), so any block of columns is regenerated on
+    ``sketchlab._jit.gaussian``), so any block of columns is regenerated on
     its own; application multiplies blocks of about 8 MB of S by A (BLAS, or
     scipy's sparse-dense product).
 
@@ -811,7 +811,7 @@ class GaussianSketch(_DenseSketch):
         self._key = np.uint64(_hash.derive_key(self._seed, _hash.STREAM_GAUSSIAN))
 
     def _columns(self, j0, j1):
-        from ._kernels.gaussian import gaussian_columns
+        from ._jit.gaussian import gaussian_columns
 
         out = np.empty((j1 - j0, self._s))
         gaussian_columns(self._key, self._s, j0, out)
@@ -878,7 +878,7 @@ class SRHT(_DenseSketch):
         return _hash.sign_np(_hash.hash64_np(self._sign_key, np.arange(j0, j1)))
 
     def _columns(self, j0, j1):
-        from ._kernels.hadamard import srht_columns
+        from ._jit.hadamard import srht_columns
 
         out = np.empty((j1 - j0, self._s))
         srht_columns(self._signs(j0, j1), self._rows, self._scale, j0, out)
@@ -887,7 +887,7 @@ class SRHT(_DenseSketch):
     def _apply(self, A, axis, offset):
         if offset != 0 or A.shape[axis] != self._d:
             return self._apply_blocks(A, axis, offset)
-        from ._kernels import hadamard as H
+        from ._jit import hadamard as H
 
         signs = self._signs(0, self._d)
         dtype = result_dtype(A.dtype)
@@ -1053,7 +1053,7 @@ def sketch_both(S1, A, S2, *, offsets=None, check_finite=True):
 def _sketch_both_valid(S1, A, S2, i0=0, j0=0):
     """:func:`sketch_both` for an ``A`` that already passed ``as_matrix`` and
     blocks that fit: no checks (for algorithms that validated A once)."""
-    from ._kernels import threads_for
+    from ._jit import threads_for
 
     if not sp.issparse(A) and not (A.flags.c_contiguous or A.flags.f_contiguous):
         A = np.ascontiguousarray(A)
@@ -1078,7 +1078,7 @@ def _sketch_both(S1, A, S2, i0, j0):
 
 
 def _both_tables(S1, A, S2, i0, j0):
-    from ._kernels import apply as K
+    from ._jit import apply as K
 
     m, n = A.shape
     t1 = S1._tables(i0, i0 + m)

@@ -39,7 +39,7 @@ from ._validation import (
     check_int,
     result_dtype,
 )
-from .operators import OSNAP, SRHT, CountSketch, GaussianSketch, _sketch_both_valid, compose
+from ._operators import OSNAP, SRHT, CountSketch, GaussianSketch, _sketch_both_valid, compose
 
 __all__ = [
     "fast_sp_svd",
@@ -577,7 +577,7 @@ def practical_sp_svd_sizes(total, k):
 
     Examples
     --------
-    >>> from sketchlab.svd import practical_sp_svd_sizes
+    >>> from sketchlab import practical_sp_svd_sizes
     >>> practical_sp_svd_sizes(40, 10)
     (13, 27)
     >>> practical_sp_svd_sizes(20, 10)
@@ -620,7 +620,7 @@ def three_sketch_svd_sizes(storage, shape, k):
 
     Examples
     --------
-    >>> from sketchlab.svd import three_sketch_svd_sizes
+    >>> from sketchlab import three_sketch_svd_sizes
     >>> three_sketch_svd_sizes(10 * 2500 + 42 * 42, (2000, 500), 10)
     (10, 10, 42, 42)
     """

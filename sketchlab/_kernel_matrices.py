@@ -403,7 +403,7 @@ def _gram(PA, rows, rspan, PB, cols, cspan, same):
                 return np.ascontiguousarray(A @ B.T)
         return np.ascontiguousarray(A @ B.T)
     if PA.sparse and PB.sparse:
-        from ._kernels.rbf import csr_gram
+        from ._jit.rbf import csr_gram
 
         XA, XB = PA.X, PB.X
         out = np.empty((m, p))
@@ -416,7 +416,7 @@ def _gram(PA, rows, rspan, PB, cols, cspan, same):
 
 
 def _finish(G, sq_a, sq_b, ids_a, ids_b, gamma, dtype):
-    from ._kernels.rbf import rbf_from_gram
+    from ._jit.rbf import rbf_from_gram
 
     out = G if dtype == np.float64 else np.empty(G.shape, dtype=dtype)
     if G.size:

@@ -20,8 +20,8 @@ import scipy.sparse as sp
 
 from ._config import serial_blas
 from ._validation import as_generator, as_matrix, check_int
-from ._kernels import threads_for
-from .operators import (
+from ._jit import threads_for
+from ._operators import (
     SKETCH_KINDS,
     GaussianSketch,
     LeverageScoreSampler,
@@ -243,7 +243,7 @@ def gmr(A, C, R, *, rtol=None):
     Examples
     --------
     >>> import numpy as np
-    >>> from sketchlab.gmr import gmr
+    >>> from sketchlab import gmr
     >>> rng = np.random.default_rng(0)
     >>> C, X0, R = rng.normal(size=(30, 3)), rng.normal(size=(3, 2)), rng.normal(size=(2, 20))
     >>> X = gmr(C @ X0 @ R, C, R)
@@ -291,7 +291,7 @@ def _check_sketch_size(sketch_size, kind, m, n):
 def _leverage_sampler(factor, axis, size, gen):
     """Sampler on the leverage scores of C (rows) or R (columns); uniform
     scores when the factor is zero (every score is then zero)."""
-    from .leverage import leverage_scores
+    from ._leverage import leverage_scores
 
     with serial_blas():  # a thin SVD, like the QRs of gmr
         scores = leverage_scores(factor, axis=axis)

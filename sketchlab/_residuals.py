@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._validation import as_matrix
-from .gmr import (
+from ._gmr import (
     _check_core,
     _check_gmr_inputs,
     _gmr_from_factors,

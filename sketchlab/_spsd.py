@@ -23,10 +23,10 @@ import scipy.linalg as sla
 
 from ._config import serial_blas
 from ._validation import as_generator, check_choice, check_int, check_positive
-from .gmr import project_psd
-from .leverage import leverage_scores
-from .operators import LeverageScoreSampler, UniformSampler
-from .rbf import as_kernel
+from ._gmr import project_psd
+from ._leverage import leverage_scores
+from ._operators import LeverageScoreSampler, UniformSampler
+from ._kernel_matrices import as_kernel
 
 __all__ = ["SPSDApproximation", "nystrom", "fast_spsd", "faster_spsd", "optimal_spsd", "eta"]
 
@@ -619,7 +619,7 @@ def eta(K, k, *, rng=None, tol=1e-10, max_iter=100, block_rows=None):
     Examples
     --------
     >>> import numpy as np
-    >>> from sketchlab.spsd import eta
+    >>> from sketchlab import eta
     >>> K = np.diag([3.0, 2.0, 1.0, 0.0])
     >>> round(eta(K, 2, rng=0), 6)
     0.928571
