@@ -123,13 +123,15 @@ def best_rank_residual(A, k):
 def _call(method, A, k, c, r, s_c, s_r, kind, seed):
     import sketchlab
 
+    rank = min(c, r)  # the sketch-rank output, as the paper compares the methods
     if method == "fast":
         return sketchlab.fast_sp_svd(A, k, c=c, r=r, s_c=s_c, s_r=s_r, range_sketch=kind,
-                                     core_sketch=kind, rng=seed)  # fmt: skip
+                                     core_sketch=kind, rank=rank, rng=seed)  # fmt: skip
     if method in ("practical", "practical-equal"):
-        return sketchlab.practical_sp_svd(A, k, c=c, r=r, range_sketch=kind, rng=seed)
+        return sketchlab.practical_sp_svd(A, k, c=c, r=r, range_sketch=kind, rank=rank,
+                                          rng=seed)
     return sketchlab.three_sketch_svd(A, k, c=c, r=r, s_c=s_c, s_r=s_r, range_sketch=kind,
-                                      core_sketch=kind, rng=seed)  # fmt: skip
+                                      core_sketch=kind, rank=rank, rng=seed)  # fmt: skip
 
 
 def run(config, *, show_progress=True):

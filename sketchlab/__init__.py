@@ -1,4 +1,4 @@
-"""sketchlab: randomized sketching on Numba kernels.
+"""sketchlab: randomized sketching on Numba-compiled loops.
 
 Sketching operators (CountSketch, OSNAP, Gaussian, SRHT, uniform and
 leverage-score sampling) that work directly on dense arrays and
@@ -7,17 +7,17 @@ Generalized Matrix Regression with Applications in Machine Learning":
 Fast GMR (Algorithm 1), the faster SPSD kernel approximation (Algorithm 2)
 and the fast single-pass SVD (Algorithm 3), each beside its baselines.
 
-The operators are imported eagerly; the algorithms, estimators and the dask
-front are imported on first use, so that ``import sketchlab`` stays cheap.
+Every public name is imported from here; the modules that define them are
+private (``sketchlab._operators``, ``sketchlab._gmr``, ...), see
+docs/architecture.md.  The operators are imported eagerly; the algorithms,
+estimators and the dask front on first use, so that ``import sketchlab``
+stays cheap (no scipy.linalg, no scikit-learn, no dask).
 """
 
 import importlib
 
-from ._gmr import UnderdeterminedSketchWarning, fast_gmr, gmr, project_psd, project_symmetric
-from ._leverage import leverage_scores
 from ._operators import (
     OSNAP,
-    SKETCH_KINDS,
     SRHT,
     ComposedSketch,
     CountSketch,
@@ -26,14 +26,20 @@ from ._operators import (
     SketchOperator,
     UniformSampler,
     compose,
-    make_sketch,
     sketch_both,
 )
+from ._registry import SKETCH_KINDS, SVD_SKETCHES, make_sketch
 
-__version__ = "0.1.0.dev0"
+__version__ = "0.2.0.dev0"
 
-# public name -> module that defines it (imported lazily)
+# public name -> private module that defines it (imported on first use)
 _LAZY = {
+    "leverage_scores": "_leverage",
+    "gmr": "_gmr",
+    "fast_gmr": "_gmr",
+    "project_symmetric": "_gmr",
+    "project_psd": "_gmr",
+    "UnderdeterminedSketchWarning": "_gmr",
     "gmr_residual": "_residuals",
     "gmr_error_ratio": "_residuals",
     "lowrank_residual": "_residuals",
@@ -44,12 +50,12 @@ _LAZY = {
     "faster_spsd": "_spsd",
     "optimal_spsd": "_spsd",
     "eta": "_spsd",
+    "SketchState": "_sketch_state",
     "fast_sp_svd": "_svd",
     "practical_sp_svd": "_svd",
     "three_sketch_svd": "_svd",
     "practical_sp_svd_sizes": "_svd",
     "three_sketch_svd_sizes": "_svd",
-    "SVD_SKETCHES": "_svd",
     "SketchedNystroem": "_estimators",
     "SinglePassSVD": "_estimators",
 }
@@ -67,12 +73,7 @@ __all__ = [
     "sketch_both",
     "make_sketch",
     "SKETCH_KINDS",
-    "leverage_scores",
-    "gmr",
-    "fast_gmr",
-    "project_symmetric",
-    "project_psd",
-    "UnderdeterminedSketchWarning",
+    "SVD_SKETCHES",
     *_LAZY,
 ]
 

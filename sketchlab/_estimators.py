@@ -9,10 +9,12 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _spsd
-from . import _svd
 from ._config import serial_blas
-from ._validation import as_generator, check_choice, check_int, check_positive
 from ._kernel_matrices import RBFKernel
+from ._registry import kinds_with
+from ._sketch_state import SketchState
+from ._svd import svd_recover, svd_sketches
+from ._validation import check_choice, check_int, check_positive, check_sparse_structure
 
 __all__ = ["SketchedNystroem", "SinglePassSVD"]
 
@@ -135,6 +137,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                 )
         if self.gamma is not None:
             check_positive(self.gamma, "gamma")
+        check_sparse_structure(X, "X")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
         n = X.shape[0]
         if c > n:
@@ -181,6 +184,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             float32 for float32 X, else float64.
         """
         check_is_fitted(self)
+        check_sparse_structure(X, "X")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           reset=False)
         gamma = self._gamma(X.shape[1])
@@ -212,7 +216,8 @@ _DEFAULT_KINDS = {
     "practical": ("gaussian", None),
     "three-sketch": ("gaussian", "gaussian"),
 }
-_ESTIMATOR_SKETCHES = tuple(k for k in _svd.SVD_SKETCHES if k != "srht")
+# kinds that need no row count in advance (not SRHT)
+_ESTIMATOR_SKETCHES = kinds_with(svd=True, open_dim=True)
 
 
 class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -326,6 +331,7 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             fewer rows seen so far than ``n_components``, bad parameters.
         """
         first = not hasattr(self, "_sketch_state")
+        check_sparse_structure(X, "X")
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
                           reset=first)
         state = self._new_state(X.shape[1]) if first else self._sketch_state
@@ -341,7 +347,7 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         state.update(X, (seen, 0))
         self._sketch_state = state
         self.n_samples_seen_ = total
-        _, s, Vt = state.finalize(_ALGORITHMS[self.algorithm], rank=k, overwrite=False)
+        _, s, Vt = svd_recover(_ALGORITHMS[self.algorithm], state, k, overwrite=False)
         self.components_ = Vt
         self.singular_values_ = s
         return self
@@ -356,18 +362,18 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         default_range, default_core = _DEFAULT_KINDS[algorithm]
         range_sketch = default_range if self.range_sketch is None else self.range_sketch
         check_choice(range_sketch, "range_sketch", _ESTIMATOR_SKETCHES)
-        shape = (_MAX_ROWS, n_features)
-        gen = as_generator(self.random_state)
-        if algorithm == "practical":
-            c, r = _svd._practical_sizes(k, shape, self.c, self.r)
-            ops = _svd._make_operators(gen, shape, c, r, range_sketch)
-        else:
+        core_sketch = None
+        if algorithm != "practical":
             core_sketch = default_core if self.core_sketch is None else self.core_sketch
             check_choice(core_sketch, "core_sketch", _ESTIMATOR_SKETCHES)
-            sizes = _svd._fast_sizes if algorithm == "fast" else _svd._three_sizes
-            c, r, s_c, s_r = sizes(k, shape, self.c, self.r, self.s_c, self.s_r)
-            ops = _svd._make_operators(gen, shape, c, r, range_sketch, s_c, s_r, core_sketch)
-        return _svd._SketchState((None, n_features), *ops)
+        method = _ALGORITHMS[algorithm]
+        _, rank, sketches = svd_sketches(
+            method, (_MAX_ROWS, n_features), k, c=self.c, r=self.r,
+            s_c=None if method == "practical" else self.s_c,
+            s_r=None if method == "practical" else self.s_r,
+            range_sketch=range_sketch, core_sketch=core_sketch, rng=self.random_state,
+        )
+        return SketchState((None, n_features), sketches)
 
     def transform(self, X):
         """Project X on the right singular vectors: ``X V`` (n_samples, n_components).
@@ -381,6 +387,7 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         ndarray of shape (n_samples, n_components)
         """
         check_is_fitted(self, "components_")
+        check_sparse_structure(X, "X")
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
                           reset=False)
         return np.asarray(X @ self.components_.T)

@@ -11,25 +11,16 @@ small factors, with singular values below a relative tolerance treated as
 zero (pseudo-inverse semantics for rank-deficient factors).
 """
 
-import numbers
 import warnings
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 
-from ._config import serial_blas
-from ._validation import as_generator, as_matrix, check_int
-from ._jit import threads_for
-from ._operators import (
-    SKETCH_KINDS,
-    GaussianSketch,
-    LeverageScoreSampler,
-    SketchOperator,
-    _sketch_both_valid,
-    _work,
-    make_sketch,
-)
+from ._linalg import exact_core, project_psd as _project_psd, range_factors, sampling_scores
+from ._linalg import solve_core, symmetrize
+from ._operators import LeverageScoreSampler, SketchOperator, sketch_both
+from ._registry import KINDS, SKETCH_KINDS, make_sketch
+from ._validation import as_generator, as_matrix, check_int, check_rtol, trusted
 
 __all__ = [
     "gmr",
@@ -50,7 +41,7 @@ class UnderdeterminedSketchWarning(UserWarning):
 
 
 # ---------------------------------------------------------------------------
-# Input checks shared with sketchlab.residuals
+# Input checks (shared with sketchlab._residuals)
 # ---------------------------------------------------------------------------
 
 
@@ -64,7 +55,7 @@ def _dense_factor(B, name):
     return B
 
 
-def _check_gmr_inputs(A, C, R):
+def check_gmr_inputs(A, C, R):
     """Validate ``A`` (m, n), ``C`` (m, c), ``R`` (r, n): numeric, finite and
     of agreeing shapes.  A stays dense or CSR/CSC; C and R become dense."""
     A = as_matrix(A, "A")
@@ -85,7 +76,7 @@ def _check_gmr_inputs(A, C, R):
     return A, C, R
 
 
-def _check_core(X, C, R, name="X"):
+def check_core(X, C, R, name="X"):
     """Validate a core matrix of shape (c, r) for ``C X R``."""
     X = as_matrix(X, name, sparse=False)
     want = (C.shape[1], R.shape[0])
@@ -97,18 +88,7 @@ def _check_core(X, C, R, name="X"):
     return X
 
 
-def _check_rtol(rtol):
-    if rtol is None:
-        return None
-    if isinstance(rtol, (bool, np.bool_)) or not isinstance(rtol, numbers.Real):
-        raise TypeError(f"rtol must be None or a real number, got {rtol!r}")
-    rtol = float(rtol)
-    if not (np.isfinite(rtol) and 0.0 <= rtol < 1.0):
-        raise ValueError(f"rtol must be None or a number in [0, 1), got {rtol!r}")
-    return rtol
-
-
-def _out_dtype(*arrays):
+def out_dtype(*arrays):
     """float32 when every input is float32, else float64."""
     if all(a.dtype == np.float32 for a in arrays):
         return np.dtype(np.float32)
@@ -116,76 +96,8 @@ def _out_dtype(*arrays):
 
 
 # ---------------------------------------------------------------------------
-# Small dense solver: L^+ M Rr^+
-# ---------------------------------------------------------------------------
-
-
-def _truncated_svd(B, rtol, eps):
-    """Thin SVD of a small dense ``B`` with the singular values at or below
-    ``rtol * s_max`` dropped (default ``rtol = max(B.shape) * eps``, as
-    ``numpy.linalg.matrix_rank``).  Returns ``U, s, Vt`` of the numerical rank."""
-    B = np.asarray(B, dtype=np.float64)
-    try:
-        U, s, Vt = sla.svd(B, full_matrices=False, check_finite=False, lapack_driver="gesdd")
-    except np.linalg.LinAlgError:  # pragma: no cover - gesdd rarely fails to converge
-        U, s, Vt = sla.svd(B, full_matrices=False, check_finite=False, lapack_driver="gesvd")
-    if rtol is None:
-        rtol = max(B.shape) * eps
-    k = int(np.count_nonzero(s > rtol * s[0])) if s.size and s[0] > 0 else 0
-    return U[:, :k], s[:k], Vt[:k]
-
-
-def _pinv_sandwich(L, M, Rr, rtol_l, rtol_r, eps):
-    """``L^+ M Rr^+`` for small dense ``L`` (p, c), ``M`` (p, q), ``Rr`` (r, q).
-
-    With L = U1 diag(s1) V1^T and Rr = U2 diag(s2) V2^T (truncated),
-    L^+ M Rr^+ = V1 diag(1/s1) (U1^T M V2) diag(1/s2) U2^T.
-    """
-    U1, s1, V1t = _truncated_svd(L, rtol_l, eps)
-    U2, s2, V2t = _truncated_svd(Rr, rtol_r, eps)
-    core = (U1.T @ np.asarray(M, dtype=np.float64)) @ V2t.T
-    core /= s1[:, None]
-    core /= s2[None, :]
-    return (V1t.T @ core) @ U2.T
-
-
-# ---------------------------------------------------------------------------
 # Exact GMR
 # ---------------------------------------------------------------------------
-
-
-def _range_factors(A, C, R):
-    """Thin QRs ``C = Q_C T_C``, ``R^T = Q_R T_R`` and ``B = Q_C^T A Q_R``.
-
-    Then ``C X R = Q_C (T_C X T_R^T) Q_R^T`` for every X, so the GMR problem
-    reduces to the small ``min_X ||B - T_C X T_R^T||`` plus the part of A
-    outside the two ranges.  A is touched by one product, on the thinner side.
-    """
-    # Everything but the product with A runs on one BLAS thread: QRs of thin
-    # matrices are memory-bound level-2 work that threads barely speed up, and
-    # on a busy machine two OpenBLAS threads made the small GEMM below 10-100x
-    # slower (SPEC 7).  A sparse product is serial scipy; a dense one a GEMM.
-    with serial_blas():
-        Q_C, T_C = sla.qr(np.asarray(C, dtype=np.float64), mode="economic", check_finite=False)
-        Q_R, T_R = sla.qr(np.asarray(R, dtype=np.float64).T, mode="economic", check_finite=False)
-    right = Q_R.shape[1] <= Q_C.shape[1]
-    AQ = np.asarray(A @ Q_R) if right else np.asarray(A.T @ Q_C)  # (m, k_r) or (n, k_c)
-    with serial_blas():
-        B = Q_C.T @ AQ if right else AQ.T @ Q_R
-    return Q_C, T_C, Q_R, T_R, B
-
-
-def _gmr_from_factors(T_C, T_R, B, shape_c, shape_r, rtol, eps):
-    """``X* = T_C^+ B (T_R^T)^+``, the GMR solution from :func:`_range_factors`.
-
-    ``C^+ = T_C^+ Q_C^T`` because Q_C has orthonormal columns (likewise for R);
-    the default rank tolerance is that of the full factors (``max(m, c) eps``
-    for C, ``max(n, r) eps`` for R), whose singular values are those of T_C
-    and T_R.
-    """
-    rtol_c = max(shape_c) * eps if rtol is None else rtol
-    rtol_r = max(shape_r) * eps if rtol is None else rtol
-    return _pinv_sandwich(T_C, B, T_R.T, rtol_c, rtol_r, eps)
 
 
 def gmr(A, C, R, *, rtol=None):
@@ -250,13 +162,11 @@ def gmr(A, C, R, *, rtol=None):
     >>> bool(np.allclose(X, X0))
     True
     """
-    rtol = _check_rtol(rtol)
-    A, C, R = _check_gmr_inputs(A, C, R)
-    dtype = _out_dtype(A, C, R)
-    eps = np.finfo(dtype).eps
-    _, T_C, _, T_R, B = _range_factors(A, C, R)
-    with serial_blas():
-        X = _gmr_from_factors(T_C, T_R, B, C.shape, R.shape, rtol, eps)
+    rtol = check_rtol(rtol)
+    A, C, R = check_gmr_inputs(A, C, R)
+    dtype = out_dtype(A, C, R)
+    _, T_C, _, T_R, B = range_factors(A, C, R)
+    X = exact_core(T_C, T_R, B, C.shape, R.shape, rtol, np.finfo(dtype).eps)
     return X.astype(dtype, copy=False)
 
 
@@ -272,31 +182,31 @@ def _check_sketch_size(sketch_size, kind, m, n):
             "sketch_size is required when sketch is a kind name; pass (s_c, s_r), "
             f"got sketch={kind!r} and sketch_size=None"
         )
-    if isinstance(sketch_size, (tuple, list, np.ndarray)):
-        if len(sketch_size) != 2:
-            raise ValueError(
-                f"sketch_size must be an int or a pair (s_c, s_r), got {sketch_size!r}"
-            )
-        sizes = tuple(sketch_size)
-    else:
-        sizes = (sketch_size, sketch_size)
+    sizes = _size_pair(sketch_size)
     out = []
     for name, s, d in (("sketch_size[0] (s_c)", sizes[0], m),
                        ("sketch_size[1] (s_r)", sizes[1], n)):
-        high = 1 << max(0, int(d - 1).bit_length()) if kind == "srht" else None
+        # a sketch as large as A is no cheaper than the exact gmr; SRHT pads d
+        high = 1 << max(0, int(d - 1).bit_length()) if kind == "srht" else d
         out.append(check_int(s, name, 1, high))
     return tuple(out)
+
+
+def _size_pair(sketch_size):
+    """(s_c, s_r) as given: an int (or 0-d array) for both, or a pair."""
+    if isinstance(sketch_size, (tuple, list)) or np.ndim(sketch_size) > 0:
+        if np.ndim(sketch_size) != 1 or len(sketch_size) != 2:
+            raise ValueError(
+                f"sketch_size must be an int or a pair (s_c, s_r), got {sketch_size!r}"
+            )
+        return tuple(sketch_size)
+    return (sketch_size, sketch_size)
 
 
 def _leverage_sampler(factor, axis, size, gen):
     """Sampler on the leverage scores of C (rows) or R (columns); uniform
     scores when the factor is zero (every score is then zero)."""
-    from ._leverage import leverage_scores
-
-    with serial_blas():  # a thin SVD, like the QRs of gmr
-        scores = leverage_scores(factor, axis=axis)
-    if not scores.sum() > 0:
-        scores = np.ones_like(scores)
+    scores = sampling_scores(factor, axis)
     return LeverageScoreSampler(size, scores.shape[0], scores=scores, rng=gen)
 
 
@@ -333,11 +243,7 @@ def _make_sketches(sketch, sketch_size, C, R, m, n, rng):
             )
     if sketch_size is not None:
         want = (S_C.sketch_size, S_R.sketch_size)
-        if isinstance(sketch_size, (tuple, list, np.ndarray)):
-            given = tuple(sketch_size)
-        else:
-            given = (sketch_size, sketch_size)
-        if given != want:
+        if _size_pair(sketch_size) != want:
             raise ValueError(
                 f"sketch_size must agree with the operators' sizes {want} (or be omitted), "
                 f"got {sketch_size!r}"
@@ -362,7 +268,7 @@ def _check_structure(structure, A, C, R):
             f"structure={structure!r} needs C = R^T, got C of shape {C.shape} and R of shape "
             f"{R.shape}"
         )
-    tol = 100 * np.finfo(_out_dtype(C, R)).eps * np.linalg.norm(C)
+    tol = 100 * np.finfo(out_dtype(C, R)).eps * np.linalg.norm(C)
     if not np.linalg.norm(C - R.T) <= tol:
         raise ValueError(
             f"structure={structure!r} needs C = R^T, got ||C - R^T||_F = "
@@ -476,8 +382,8 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
     True
     """
     structure = _check_structure_name(structure)
-    rtol = _check_rtol(rtol)
-    A, C, R = _check_gmr_inputs(A, C, R)
+    rtol = check_rtol(rtol)
+    A, C, R = check_gmr_inputs(A, C, R)
     _check_structure(structure, A, C, R)
     m, n = A.shape
     S_C, S_R = _make_sketches(sketch, sketch_size, C, R, m, n, rng)
@@ -489,40 +395,45 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
             UnderdeterminedSketchWarning,
             stacklevel=2,
         )
-    dtype = _out_dtype(A, C, R)
-    # A, C and R were validated above: apply the sketches without checking again
-    if isinstance(S_C, GaussianSketch) and isinstance(S_R, GaussianSketch):
-        # Gaussian: generate each sketch once for both of its products (the
-        # same operations, in the same order, as the general branch below)
-        with threads_for(_work(A) + s_c * (c + n)):
-            SC_C, SC_A = S_C._apply_blocks_many([C, A], 0)
-            R_SR, M = S_R._apply_blocks_many([R, SC_A], 1)
-    else:
-        SC_C = S_C._apply_valid(C, 0, 0)  # S_C C, (s_c, c)
-        R_SR = S_R._apply_valid(R, 1, 0)  # R S_R^T, (r, s_r)
-        M = _sketch_both_valid(S_C, A, S_R)  # S_C A S_R^T, (s_c, s_r)
-    with serial_blas():
-        X = _pinv_sandwich(SC_C, M, R_SR, rtol, rtol, np.finfo(dtype).eps)
-        if structure == "symmetric":
-            X = _symmetrize(X)
-        elif structure == "psd":
-            X = _psd_part(X)
-    return X.astype(dtype, copy=False)
+    dtype = out_dtype(A, C, R)
+    SC_C, M, R_SR = _sketch_problem(S_C, S_R, A, C, R)
+    return solve_sketched(SC_C, M, R_SR, rtol=rtol, eps=np.finfo(dtype).eps,
+                          structure=structure).astype(dtype, copy=False)
+
+
+def _sketch_problem(S_C, S_R, A, C, R):
+    """``(S_C C, S_C A S_R^T, R S_R^T)`` for validated A, C, R.
+
+    Kinds that sketch both sides of A in one pass over its nonzeros do so
+    (:func:`sketchlab.sketch_both`); the others go through ``S_C A``, and each
+    operator is generated once for both of its products (``apply_many``).
+    """
+    one_pass = all(getattr(KINDS.get(S.kind), "one_pass", False) for S in (S_C, S_R))
+    with trusted(A, C, R):  # validated once, by check_gmr_inputs
+        if one_pass:
+            return S_C.apply(C), sketch_both(S_C, A, S_R), S_R.apply(R, axis=1)
+        SC_C, SC_A = S_C.apply_many([C, A])
+        with trusted(SC_A):
+            R_SR, M = S_R.apply_many([R, SC_A], axis=1)
+    return SC_C, M, R_SR
+
+
+def solve_sketched(SC_C, M, R_SR, *, rtol=None, eps=np.finfo(np.float64).eps, structure=None):
+    """The Fast GMR solution ``X~ = (S_C C)^+ M (R S_R^T)^+`` of sketched factors
+    (the paper's eq. (3.3)), projected onto the symmetric or PSD matrices for
+    ``structure`` (Theorem 2).  fast_gmr and faster_spsd (Algorithm 2, Fast
+    GMR on a kernel matrix with C = R^T) end here."""
+    X = solve_core(SC_C, M, R_SR, rtol_left=rtol, rtol_right=rtol, eps=eps)
+    if structure == "symmetric":
+        return symmetrize(X)
+    if structure == "psd":
+        return _project_psd(X)
+    return X
 
 
 # ---------------------------------------------------------------------------
 # Projections (eqs. pi_H and pi_H+)
 # ---------------------------------------------------------------------------
-
-
-def _symmetrize(X):
-    return (X + X.T) / 2
-
-
-def _psd_part(X):
-    w, V = sla.eigh(_symmetrize(X), check_finite=False)
-    np.maximum(w, 0.0, out=w)
-    return _symmetrize((V * w) @ V.T)
 
 
 def project_symmetric(X):
@@ -556,7 +467,7 @@ def project_symmetric(X):
     array([[1., 1.],
            [1., 1.]])
     """
-    return _symmetrize(_square(X))
+    return symmetrize(_square(X))
 
 
 def project_psd(X):
@@ -595,7 +506,7 @@ def project_psd(X):
     array([[2., 0.],
            [0., 0.]])
     """
-    return _psd_part(_square(X))
+    return _project_psd(_square(X))
 
 
 def _square(X):

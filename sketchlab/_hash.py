@@ -25,8 +25,8 @@ Derived quantities (both versions):
 import numpy as np
 
 GOLDEN = 0x9E3779B97F4A7C15
-_M1 = 0xBF58476D1CE4E5B9
-_M2 = 0x94D049BB133111EB
+M1 = 0xBF58476D1CE4E5B9
+M2 = 0x94D049BB133111EB
 _MASK = (1 << 64) - 1
 
 # Stream tags: one key per kind of random quantity, so that e.g. the buckets
@@ -41,8 +41,8 @@ STREAM_SAMPLING = 4  # i.i.d. sampled indices
 def _mix64_int(z):
     """splitmix64's finalizer on a Python int (mod 2**64)."""
     z &= _MASK
-    z = ((z ^ (z >> 30)) * _M1) & _MASK
-    z = ((z ^ (z >> 27)) * _M2) & _MASK
+    z = ((z ^ (z >> 30)) * M1) & _MASK
+    z = ((z ^ (z >> 27)) * M2) & _MASK
     return z ^ (z >> 31)
 
 
@@ -61,8 +61,8 @@ def hash64_np(key, counter):
     counter = np.asarray(counter).astype(np.uint64)
     with np.errstate(over="ignore"):
         z = np.uint64(key) + (counter + np.uint64(1)) * np.uint64(GOLDEN)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(_M1)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(_M2)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(M1)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(M2)
     return z ^ (z >> np.uint64(31))
 
 

@@ -7,8 +7,16 @@ own: ``S.apply(A_block, axis=0, offset=j0)`` equals applying columns
 ``[j0, j0 + b)`` of the whole S, on any thread count, bit for bit for the
 hashing and sampling kinds.
 
+The operators own every way of applying them (the algorithms call nothing
+else): :meth:`SketchOperator.apply` (left or right, whole or block, into a new
+array, into a given one, or added to a given one), :meth:`SketchOperator.apply_many`
+(one operator, several arrays, its random numbers generated once) and
+:func:`sketch_both` (two-sided, one pass over the nonzeros).
+
 All kinds satisfy E[S^T S] = I.
 """
+
+import hashlib
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,6 +27,7 @@ from ._validation import (
     as_matrix,
     check_axis,
     check_int,
+    check_out,
     check_random_state,
     result_dtype,
 )
@@ -34,29 +43,70 @@ __all__ = [
     "ComposedSketch",
     "compose",
     "sketch_both",
-    "make_sketch",
-    "SKETCH_KINDS",
 ]
 
 # Dimensions are bounded so that buckets fit the 32-bit multiply-shift and
-# the kernels' tables can use 32-bit row indices.
+# the tables can use 32-bit indices.
 _MAX_DIM = 2**31 - 1
+# The hashing kinds pack a nonzero as ``row << 1 | sign_bit`` in 4 bytes.
+_MAX_HASH_ROWS = 2**30
 # Columns of a dense kind (Gaussian, SRHT block form) generated at a time:
 # about 8 MB of float64 per block.
 _DENSE_BLOCK_ENTRIES = 1 << 20
+# Temporaries of an application into a given ``out`` whose layout the
+# compiled loops cannot write directly: at most this many entries at a time
+# (2 MB of float64), so that a running sketch is updated in bounded memory.
+_PIECE_ENTRIES = 1 << 18
+# toarray() refuses to materialize more entries than this (16 GiB of float64).
+_MAX_DENSE_ENTRIES = 1 << 31
 
 
 def _index_dtype(n):
     return np.int32 if n < 2**31 else np.int64
 
 
-def _empty_out(shape, dtype):
-    return np.empty(shape, dtype=dtype)
-
-
 def _work(A):
-    """Entries a kernel reads from ``A`` (stored entries of a sparse matrix)."""
+    """Entries a loop reads from ``A`` (stored entries of a sparse matrix)."""
     return A.nnz if sp.issparse(A) else A.size
+
+
+def _rows(X, r0, r1):
+    """Rows [r0, r1) of a dense or CSR X, without copying its values."""
+    if not sp.issparse(X):
+        return X[r0:r1]
+    lo, hi = X.indptr[r0], X.indptr[r1]
+    return sp.csr_matrix((X.data[lo:hi], X.indices[lo:hi], X.indptr[r0:r1 + 1] - lo),
+                         shape=(r1 - r0, X.shape[1]), copy=False)
+
+
+def _free_slice(X, axis, lo, hi):
+    """Indices [lo, hi) of the dimension of X that a sketch along ``axis``
+    does not compress: rows for ``axis=1``, columns for ``axis=0``."""
+    if axis == 1:
+        return _rows(X, lo, hi) if sp.issparse(X) else X[lo:hi]
+    return _rows(X.T, lo, hi).T if sp.issparse(X) else X[:, lo:hi]
+
+
+def _cheap_free_slices(A, axis):
+    """True when :func:`_free_slice` of A is a contiguous view (CSR or C-ordered
+    rows for ``axis=1``; CSC or F-ordered columns for ``axis=0``)."""
+    if sp.issparse(A):
+        return A.format == ("csr" if axis == 1 else "csc")
+    return A.flags.c_contiguous if axis == 1 else A.flags.f_contiguous
+
+
+def _rows_contiguous(out):
+    """True when the loops can write ``out`` in place: each row contiguous."""
+    return out.shape[1] <= 1 or out.strides[1] == out.itemsize
+
+
+def _deliver(out, result, accumulate):
+    """``out = result`` or ``out += result``; returns out."""
+    if accumulate:
+        out += result
+    else:
+        out[...] = result
+    return out
 
 
 class SketchOperator:
@@ -66,6 +116,10 @@ class SketchOperator:
     ``d = input_dim``).  ``S @ A`` is the left sketch S A, ``A @ S.T`` and
     ``S.apply(A, axis=1)`` the right sketch A S^T, and
     :func:`sketch_both` the two-sided sketch S1 A S2^T.
+
+    Subclasses implement ``_apply(A, axis, offset, out, accumulate)`` for a
+    validated 2-D ``A`` (float32/float64, CSR/CSC or C/F-contiguous dense)
+    and ``_columns(j0, j1)``.
     """
 
     kind = None
@@ -113,6 +167,9 @@ class SketchOperator:
     def __hash__(self):
         return hash(self._identity())
 
+    def __dask_tokenize__(self):
+        return self._identity()
+
     def __repr__(self):
         extra = "".join(f", {k}={v!r}" for k, v in self._repr_params())
         return f"{type(self).__name__}({self._s}, {self._d}{extra}, rng={self._seed})"
@@ -126,7 +183,10 @@ class SketchOperator:
         if isinstance(A, SketchOperator):
             return compose(self, A)
         if isinstance(A, _TransposedSketch):
-            return NotImplemented
+            raise TypeError(
+                "S @ T.T of two operators is not supported; use S.toarray() @ T.toarray().T "
+                "(small cases) or apply them to your data one after the other"
+            )
         return self.apply(A, axis=0)
 
     @property
@@ -134,16 +194,17 @@ class SketchOperator:
         """The transpose ``S^T`` (for ``A @ S.T`` and ``S.T @ Y``)."""
         return _TransposedSketch(self)
 
-    def apply(self, A, axis=0, offset=None, *, check_finite=True):
-        """Apply the sketch to ``A``.
+    def apply(self, A, axis=0, offset=None, *, out=None, accumulate=False, check_finite=True):
+        """Apply the sketch to ``A``: ``S A`` (``axis=0``) or ``A S^T`` (``axis=1``).
 
         Parameters
         ----------
         A : array_like or scipy.sparse matrix
-            ``axis=0``: shape ``(d, n)`` (or ``(d,)``), returns ``S A`` of shape
-            ``(s, n)``.  ``axis=1``: shape ``(m, d)``, returns ``A S^T`` of
-            shape ``(m, s)``.  Dense (C or F order) or CSR/CSC; float32 stays
-            float32, other real dtypes are computed in float64.
+            ``axis=0``: shape ``(d, n)`` (or ``(d,)``), gives ``S A`` of shape
+            ``(s, n)``.  ``axis=1``: shape ``(m, d)``, gives ``A S^T`` of
+            shape ``(m, s)``.  Dense (C or F order) or CSR/CSC (other sparse
+            formats are converted); float32 stays float32, other real dtypes
+            are computed in float64.
         axis : {0, 1}
             Which dimension of ``A`` the sketch compresses.
         offset : int, optional
@@ -151,37 +212,117 @@ class SketchOperator:
             columns (``axis=1``) are rows ``[offset, offset + b)`` of the full
             input, and only columns ``[offset, offset + b)`` of S are applied.
             Summing the block results gives the result for the whole input.
+        out : ndarray, optional
+            Where to write the result: a writable array of the result's shape
+            and dtype, of any memory layout (a row or column slice of a larger
+            array included).  Layouts the compiled loops cannot write directly
+            go through temporaries of at most 2 MB.
+        accumulate : bool, default False
+            With ``out``: add the result to ``out`` instead of overwriting it
+            (``out += S A``), the update of a running sketch by a block.
         check_finite : bool, default True
-            Reject NaN and Inf in ``A`` (one pass over its values).
+            Reject NaN and Inf in ``A`` (one pass over its values).  The index
+            arrays of a sparse ``A`` are always checked.
 
         Returns
         -------
         ndarray
-            Dense result, float32 for float32 input, else float64.
+            The result (``out`` itself when given), float32 for float32
+            input, else float64.
+
+        Raises
+        ------
+        ValueError
+            If the dimension does not match ``input_dim`` (or the block does
+            not fit), A holds NaN or Inf, or ``out`` has the wrong shape or
+            dtype.
+        TypeError
+            If A is not numeric or ``out`` is not an ndarray.
+
+        Examples
+        --------
+        >>> import numpy as np, sketchlab
+        >>> S = sketchlab.CountSketch(3, 6, rng=0)
+        >>> A = np.arange(12.0).reshape(6, 2)
+        >>> sketch = S.apply(A[:4], offset=0) + S.apply(A[4:], offset=4)
+        >>> bool(np.allclose(sketch, S @ A))
+        True
+        >>> out = np.zeros((3, 2))
+        >>> _ = S.apply(A[:4], offset=0, out=out, accumulate=True)
+        >>> _ = S.apply(A[4:], offset=4, out=out, accumulate=True)
+        >>> bool(np.allclose(out, S @ A))
+        True
         """
         axis = check_axis(axis)
         A = as_matrix(A, "A", allow_1d=True, finite=check_finite)
         vector = A.ndim == 1
         if vector:
             A = A.reshape(-1, 1) if axis == 0 else A.reshape(1, -1)
-        b = A.shape[axis]
-        offset = self._check_block(b, offset, f"A.shape[{axis}]")
-        from ._jit import threads_for
+        offset = self._check_block(A.shape[axis], offset, f"A.shape[{axis}]")
+        shape = self._result_shape(A, axis)
+        if out is not None:
+            want = (shape[0] * shape[1],) if vector else shape
+            out = check_out(out, want, result_dtype(A.dtype))
+            target = out.reshape(shape) if vector else out
+            if vector and not np.shares_memory(target, out):  # pragma: no cover
+                raise ValueError("out must be contiguous for a 1-D A")
+        else:
+            target = None
+        res = self._apply(A, axis, offset, target, bool(accumulate))
+        if out is not None:
+            return out
+        return res.ravel() if vector else res
 
-        with threads_for(_work(A) + self._s * A.shape[1 - axis]):
-            out = self._apply(A, axis, offset)
-        return out.ravel() if vector else out
+    def apply_many(self, arrays, axis=0, offset=None, *, check_finite=True):
+        """``[S.apply(A, axis, offset) for A in arrays]``, generating S once.
 
-    def _apply_valid(self, A, axis, offset):
-        """:meth:`apply` for a 2-D ``A`` that already passed ``as_matrix``
-        (float32/float64, CSR/CSC or dense) and a block that fits: no checks,
-        for algorithms that validated their input once."""
-        from ._jit import threads_for
+        For the dense kinds the random entries are generated once for all
+        arrays (an algorithm that sketches C and A with the same S pays the
+        generation once), for the table kinds the tables are built once.
+        Each result equals ``S.apply`` of that array alone, bit for bit.
 
-        if not sp.issparse(A) and not (A.flags.c_contiguous or A.flags.f_contiguous):
-            A = np.ascontiguousarray(A)
-        with threads_for(_work(A) + self._s * A.shape[1 - axis]):
-            return self._apply(A, axis, offset)
+        Parameters
+        ----------
+        arrays : sequence of array_like or scipy.sparse matrix
+            2-D, all with the same ``shape[axis]``.
+        axis, offset, check_finite
+            As in :meth:`apply`.
+
+        Returns
+        -------
+        list of ndarray
+
+        Examples
+        --------
+        >>> import numpy as np, sketchlab
+        >>> S = sketchlab.GaussianSketch(4, 10, rng=0)
+        >>> A, B = np.ones((10, 3)), np.eye(10)
+        >>> SA, SB = S.apply_many([A, B])
+        >>> bool(np.array_equal(SB, S.apply(B)))
+        True
+        """
+        axis = check_axis(axis)
+        if isinstance(arrays, (np.ndarray, str, bytes)) or sp.issparse(arrays):
+            raise TypeError("arrays must be a sequence of matrices (a list or a tuple)")
+        checked = [as_matrix(A, f"arrays[{i}]", finite=check_finite)
+                   for i, A in enumerate(arrays)]
+        if not checked:
+            return []
+        b = checked[0].shape[axis]
+        for i, A in enumerate(checked):
+            if A.shape[axis] != b:
+                raise ValueError(
+                    f"arrays[{i}].shape[{axis}] = {A.shape[axis]} differs from "
+                    f"arrays[0].shape[{axis}] = {b}"
+                )
+        offset = self._check_block(b, offset, f"arrays[0].shape[{axis}]")
+        return self._apply_many(checked, axis, offset)
+
+    def _result_shape(self, A, axis):
+        return (self._s, A.shape[1]) if axis == 0 else (A.shape[0], self._s)
+
+    def _apply_many(self, arrays, axis, offset):
+        return [self._apply(A, axis, offset, None, False) for A in arrays]
 
     def _check_block(self, b, offset, what):
         if offset is None:
@@ -199,7 +340,7 @@ class SketchOperator:
             )
         return offset
 
-    def _apply(self, A, axis, offset):  # pragma: no cover - abstract
+    def _apply(self, A, axis, offset, out, accumulate):  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _factor(self):
@@ -209,21 +350,37 @@ class SketchOperator:
     # -- explicit forms ----------------------------------------------------
 
     def toarray(self):
-        """The dense ``s x d`` matrix (for tests and small cases)."""
-        return self._columns(0, self._d).T.copy()
+        """The dense ``s x d`` matrix (for tests and small cases).
 
-    def _columns(self, j0, j1):
-        """Columns ``[j0, j1)`` of S as a C-ordered ``(j1 - j0, s)`` array."""
-        raise NotImplementedError  # pragma: no cover
-
-    def _rmatmat(self, Y):
-        """S^T Y for a dense ``(s, k)`` Y, block by block over columns of S."""
-        Y = np.asarray(Y)
-        out = np.empty((self._d, Y.shape[1]), dtype=result_dtype(Y.dtype))
+        Raises
+        ------
+        ValueError
+            If ``s * d`` exceeds 2**31 entries (16 GiB), before any work.
+        """
+        if self._s * self._d > _MAX_DENSE_ENTRIES:
+            raise ValueError(
+                f"toarray() would materialize {self._s} x {self._d} = {self._s * self._d} "
+                f"entries (more than {_MAX_DENSE_ENTRIES}); apply the operator instead"
+            )
+        out = np.empty((self._s, self._d))  # fails fast when memory is short
         step = max(1, _DENSE_BLOCK_ENTRIES // max(self._s, 1))
         for j0 in range(0, self._d, step):
             j1 = min(self._d, j0 + step)
-            out[j0:j1] = self._columns(j0, j1) @ Y
+            out[:, j0:j1] = self._columns(j0, j1).T
+        return out
+
+    def _columns(self, j0, j1):
+        """Columns ``[j0, j1)`` of S as a C-ordered ``(j1 - j0, s)`` float64 array."""
+        raise NotImplementedError  # pragma: no cover
+
+    def _rmatmat(self, Y):
+        """S^T Y for a validated dense ``(s, k)`` Y, block by block over columns of S."""
+        dtype = result_dtype(Y.dtype)
+        out = np.empty((self._d, Y.shape[1]), dtype=dtype)
+        step = max(1, _DENSE_BLOCK_ENTRIES // max(self._s, 1))
+        for j0 in range(0, self._d, step):
+            j1 = min(self._d, j0 + step)
+            out[j0:j1] = self._columns(j0, j1).astype(dtype, copy=False) @ Y
         return out
 
     def aslinearoperator(self):
@@ -239,10 +396,10 @@ class SketchOperator:
             return op.apply(np.asarray(X), axis=0)
 
         def rmatvec(y):
-            return op._rmatmat(np.asarray(y, dtype=np.float64).reshape(-1, 1)).ravel()
+            return op.T @ np.asarray(y, dtype=np.float64).reshape(-1)
 
         def rmatmat(Y):
-            return op._rmatmat(np.asarray(Y, dtype=np.float64))
+            return op.T @ np.asarray(Y, dtype=np.float64)
 
         return LinearOperator(
             self.shape, matvec=matvec, rmatvec=rmatvec, matmat=matmat, rmatmat=rmatmat,
@@ -278,6 +435,11 @@ class _TransposedSketch:
         return self._op.apply(A, axis=1)
 
     def __matmul__(self, Y):
+        if isinstance(Y, (SketchOperator, _TransposedSketch)):
+            raise TypeError(
+                "S.T @ T of two operators is not supported; use S.toarray().T @ T.toarray() "
+                "(small cases)"
+            )
         Y = as_matrix(Y, "Y", allow_1d=True, sparse=False)
         vector = Y.ndim == 1
         Y2 = Y.reshape(-1, 1) if vector else Y
@@ -299,7 +461,7 @@ class _TransposedSketch:
 
 class _Tables:
     """The nonzeros of columns ``[j0, j1)`` of a table kind, in the forms the
-    kernels take (see ``sketchlab._jit.apply``), each built on first use.
+    loops take (see ``sketchlab._jit.apply``), each built on first use.
 
     ``codes`` (hashing kinds only): ``p`` packed codes ``row << 1 | sign_bit``
     per column, of magnitude ``scale``.  ``csc``: ``(col_ptr, row_idx, val)``,
@@ -345,8 +507,8 @@ class _Tables:
 class _TableSketch(SketchOperator):
     """Kinds whose nonzeros are listed in tables: CSC (column j -> rows,
     values) for the right side and CSR (row t -> columns, values) for the
-    left side, plus packed codes for the hashing kinds.  One kernel family
-    applies them to every input format."""
+    left side, plus packed codes for the hashing kinds.  One family of
+    compiled loops applies them to every input format."""
 
     _table_kind = True
 
@@ -371,34 +533,13 @@ class _TableSketch(SketchOperator):
             self._cache = tables
         return tables
 
-    def _apply(self, A, axis, offset):
-        b = A.shape[axis]
-        tables = self._tables(offset, offset + b)
-        dtype = result_dtype(A.dtype)
-        sparse = sp.issparse(A)
-        # S A on a CSR/C-ordered A and A S^T on a CSC/F-ordered A gather rows
-        # of a row-major array (left kernels); the other two cases scatter
-        # into rows of the output (right kernels).  The CSC arrays of A are
-        # the CSR arrays of A^T, the transpose of an F-ordered array is C-ordered.
-        row_major = (A.format == "csr") if sparse else A.flags.c_contiguous
-        X = A if row_major else A.T  # row-major view, of shape (rows, cols)
-        if (axis == 0) == row_major:
-            out = _left(tables, X, dtype)  # (s, cols)
-        else:
-            out = _right(tables, X, dtype)  # (rows, s)
-        return out if row_major else out.T
+    def _apply(self, A, axis, offset, out, accumulate):
+        return _apply_tables(self._tables(offset, offset + A.shape[axis]), A, axis, out,
+                             accumulate)
 
-    def _add_right_csc(self, out, A, offset):
-        """``out += A S[:, offset:offset + b]^T`` in place for a validated CSC
-        ``A`` (h x b) and an F-ordered ``out`` (h x s), with no temporary of
-        out's size: row t of ``out^T`` gathers the columns of A that row t
-        of S touches (one owner per output row, so deterministic)."""
-        from ._jit import apply as K
-        from ._jit import threads_for
-
-        tables = self._tables(offset, offset + A.shape[1])
-        with threads_for(A.nnz + out.size):
-            K.left_csr(*tables.csr, A.indptr, A.indices, A.data, out.T, False)
+    def _apply_many(self, arrays, axis, offset):
+        tables = self._tables(offset, offset + arrays[0].shape[axis])
+        return [_apply_tables(tables, A, axis, None, False) for A in arrays]
 
     def _columns(self, j0, j1):
         col_ptr, rows, vals = self._make_tables(j0, j1).csc
@@ -414,59 +555,107 @@ class _TableSketch(SketchOperator):
         return S.asformat(format)
 
     def _rmatmat(self, Y):
-        return np.asarray(self.tosparse("csc").T @ np.asarray(Y, dtype=np.float64))
+        dtype = result_dtype(Y.dtype)
+        return np.asarray(self.tosparse("csc").T @ Y).astype(dtype, copy=False)
 
 
-def _left(tables, X, dtype):
-    """S X (s x cols) for a row-major X (CSR, or C-ordered dense) of ``rows``
-    rows: a hashing kind streams the rows of X into per-chunk buffers when
-    the output is small; otherwise each output row gathers its rows of X."""
-    from ._jit import apply as K
+def _apply_tables(tables, A, axis, out, accumulate):
+    """S A (``axis=0``) or A S^T (``axis=1``) for a table kind given by its
+    tables, into a new array or into (onto) ``out``.
 
-    rows, cols = X.shape
-    shape = (tables.nrows, cols)
-    sparse = sp.issparse(X)
-    out = _empty_out(shape, dtype)
-    # streaming pays for its buffers with short CSR rows or p > 1 nonzeros per
-    # column; a dense X under a CountSketch is read once by the gather kernel,
-    # whose rows of X are long and contiguous (measured 1.2-9x faster)
-    stream = tables.codes is not None and (sparse or tables.p > 1)
-    nchunks = _stream_chunks(_work(X), shape, dtype) if stream else 0
-    if nchunks:
-        # one chunk streams straight into the output
-        bufs = out[np.newaxis] if nchunks == 1 else np.empty((nchunks,) + shape, dtype=dtype)
-        bounds = _chunk_bounds(X, nchunks)
-        args = (tables.codes, tables.p, tables.scale)
-        if sparse:
-            K.left_csr_chunks_hash(*args, X.indptr, X.indices, X.data, bounds, bufs)
-        else:
-            K.left_dense_chunks_hash(*args, X, bounds, bufs)
-        if nchunks > 1:
-            K.sum_chunks(bufs, out)
-    elif sparse:
-        K.left_csr(*tables.csr, X.indptr, X.indices, X.data, out)
-    else:
-        K.left_dense(*tables.csr, X, out)
+    S A on a CSR/C-ordered A and A S^T on a CSC/F-ordered A gather rows of a
+    row-major array (left loops); the other two cases scatter into rows of
+    the output (right loops).  The CSC arrays of A are the CSR arrays of A^T,
+    and the transpose of an F-ordered array is C-ordered, so the loops see
+    only row-major inputs and write row-major outputs.
+    """
+    sparse = sp.issparse(A)
+    row_major = (A.format == "csr") if sparse else A.flags.c_contiguous
+    X = A if row_major else A.T  # row-major view, of shape (rows, cols)
+    left = (axis == 0) == row_major
+    apply_loop = _left if left else _right
+    shape = (tables.nrows, X.shape[1]) if left else (X.shape[0], tables.nrows)
+    if out is None:
+        res = np.empty(shape, dtype=result_dtype(A.dtype))
+        apply_loop(tables, X, res, False)
+        return res if row_major else res.T
+    target = out if row_major else out.T  # what the loop writes, of shape `shape`
+    if _rows_contiguous(target):
+        apply_loop(tables, X, target, accumulate)
+    elif left:  # output rows gather from all of X: one temporary
+        res = np.empty(shape, dtype=out.dtype)
+        apply_loop(tables, X, res, False)
+        _deliver(target, res, accumulate)
+    else:  # output rows are rows of X: pieces of bounded size
+        step = max(1, _PIECE_ENTRIES // max(1, tables.nrows))
+        for r0 in range(0, X.shape[0], step):
+            r1 = min(X.shape[0], r0 + step)
+            res = np.empty((r1 - r0, tables.nrows), dtype=out.dtype)
+            apply_loop(tables, _rows(X, r0, r1), res, False)
+            _deliver(target[r0:r1], res, accumulate)
     return out
 
 
-def _right(tables, X, dtype):
-    """X S^T (rows x s) for a row-major X: each output row is its row of X
-    scattered through the columns of S."""
+def _left(tables, X, out, accumulate):
+    """out (+)= S X (s x cols) for a row-major X (CSR, or C-ordered dense): a
+    hashing kind streams the rows of X into per-chunk buffers when the output
+    is small; otherwise each output row gathers its rows of X."""
+    from ._jit import threads_for
+
+    with threads_for(_work(X) + out.size):
+        _left_loops(tables, X, out, accumulate)
+
+
+def _left_loops(tables, X, out, accumulate):
     from ._jit import apply as K
 
-    out = _empty_out((X.shape[0], tables.nrows), dtype)
+    sparse = sp.issparse(X)
+    # streaming pays for its buffers with short CSR rows or p > 1 nonzeros per
+    # column; a dense X under a CountSketch is read once by the gather loop,
+    # whose rows of X are long and contiguous (measured 1.2-9x faster)
+    stream = tables.codes is not None and (sparse or tables.p > 1)
+    nchunks = _stream_chunks(_work(X), out.shape, out.dtype) if stream else 0
+    if nchunks:
+        bounds = _chunk_bounds(X, nchunks)
+        args = (tables.codes, tables.p, tables.scale)
+        # one chunk streams straight into the output
+        single = nchunks == 1
+        bufs = out[np.newaxis] if single else np.empty((nchunks,) + out.shape, dtype=out.dtype)
+        if sparse:
+            K.left_csr_chunks_hash(*args, X.indptr, X.indices, X.data, bounds, bufs,
+                                   single and accumulate)
+        else:
+            K.left_dense_chunks_hash(*args, X, bounds, bufs, single and accumulate)
+        if not single:
+            K.sum_chunks(bufs, out, accumulate)
+    elif sparse:
+        K.left_csr(*tables.csr, X.indptr, X.indices, X.data, out, accumulate)
+    else:
+        K.left_dense(*tables.csr, X, out, accumulate)
+
+
+def _right(tables, X, out, accumulate):
+    """out (+)= X S^T (rows x s) for a row-major X: each output row is its
+    row of X scattered through the columns of S."""
+    from ._jit import threads_for
+
+    with threads_for(_work(X) + out.size):
+        _right_loops(tables, X, out, accumulate)
+
+
+def _right_loops(tables, X, out, accumulate):
+    from ._jit import apply as K
+
     if tables.codes is not None:
-        args = (tables.codes, tables.p, tables.scale, out)
+        args = (tables.codes, tables.p, tables.scale, out, accumulate)
         if sp.issparse(X):
             K.right_csr_hash(X.indptr, X.indices, X.data, *args)
         else:
             K.right_dense_hash(X, *args)
     elif sp.issparse(X):
-        K.right_csr_table(X.indptr, X.indices, X.data, *tables.csc, out)
+        K.right_csr_table(X.indptr, X.indices, X.data, *tables.csc, out, accumulate)
     else:
-        K.right_dense(X, *tables.csc, out)
-    return out
+        K.right_dense(X, *tables.csc, out, accumulate)
 
 
 class OSNAP(_TableSketch):
@@ -504,6 +693,10 @@ class OSNAP(_TableSketch):
 
     def __init__(self, sketch_size, input_dim, *, nnz_per_col=None, rng=None):
         super().__init__(sketch_size, input_dim, rng=rng)
+        if self._s > _MAX_HASH_ROWS:
+            raise ValueError(
+                f"sketch_size must be <= 2**30 for the hashing kinds, got {self._s}"
+            )
         if nnz_per_col is None:
             nnz_per_col = min(4, self._s)
         self._p = check_int(nnz_per_col, "nnz_per_col", 1, self._s)
@@ -525,7 +718,7 @@ class OSNAP(_TableSketch):
 
         b = j1 - j0
         p = self._p
-        codes = np.empty(b * p, dtype=np.int32)
+        codes = np.empty(b * p, dtype=np.int32)  # fails fast when memory is short
         with threads_for(b * p):
             hashing_codes(self._key, self._s, p, j0, b, codes)
         return _Tables(self._s, codes=codes, p=p, scale=1.0 / np.sqrt(p))
@@ -571,8 +764,20 @@ class CountSketch(OSNAP):
         return ()
 
 
+def _read_only(*arrays):
+    for arr in arrays:
+        arr.flags.writeable = False
+
+
 class _Sampler(_TableSketch):
     """Row sampling: row ``t`` of S is ``weights[t] * e_{indices[t]}^T``."""
+
+    _read_only_attrs = ("_indices", "_weights")
+
+    def __setstate__(self, state):
+        # unpickled arrays come back writable: an operator stays immutable
+        self.__dict__.update(state)
+        _read_only(*(getattr(self, name) for name in self._read_only_attrs))
 
     @property
     def indices(self):
@@ -587,8 +792,7 @@ class _Sampler(_TableSketch):
     def _finish(self, indices, weights):
         self._indices = np.ascontiguousarray(indices, dtype=np.int64)
         self._weights = np.ascontiguousarray(weights, dtype=np.float64)
-        self._indices.flags.writeable = False
-        self._weights.flags.writeable = False
+        _read_only(self._indices, self._weights)
 
     def _make_tables(self, j0, j1):
         idx = self._indices
@@ -630,6 +834,8 @@ class UniformSampler(_Sampler):
 
     def __init__(self, sketch_size, input_dim, *, replace=True, rng=None):
         super().__init__(sketch_size, input_dim, rng=rng)
+        if not isinstance(replace, (bool, np.bool_)):
+            raise TypeError(f"replace must be a bool, got {replace!r}")
         self._replace = bool(replace)
         if not self._replace and self._s > self._d:
             raise ValueError(
@@ -680,6 +886,7 @@ class LeverageScoreSampler(_Sampler):
     """
 
     kind = "leverage"
+    _read_only_attrs = ("_indices", "_weights", "_probabilities")
 
     def __init__(self, sketch_size, input_dim=None, *, scores, rng=None):
         scores = np.asarray(scores)
@@ -697,11 +904,13 @@ class LeverageScoreSampler(_Sampler):
             )
         if not np.isfinite(scores).all() or (scores < 0).any():
             raise ValueError("scores must be finite and non-negative")
-        total = scores.sum()
-        if not total > 0:
+        peak = scores.max()
+        if not peak > 0:
             raise ValueError("scores must not all be zero")
+        # scale by a power of two (exact) so that the sum cannot overflow
+        scores = np.ldexp(scores, -np.frexp(peak)[1])
+        total = scores.sum()
         self._probabilities = scores / total
-        self._probabilities.flags.writeable = False
         cdf = np.cumsum(scores)
         key = _hash.derive_key(self._seed, _hash.STREAM_SAMPLING)
         u = _hash.uniform_np(_hash.hash64_np(key, np.arange(self._s))) * cdf[-1]
@@ -709,7 +918,9 @@ class LeverageScoreSampler(_Sampler):
         last = np.flatnonzero(scores)[-1]
         idx = np.minimum(idx, last)
         self._finish(idx, 1.0 / np.sqrt(self._s * self._probabilities[idx]))
-        self._scores_digest = hash(scores.tobytes())
+        _read_only(self._probabilities)
+        # a digest, not hash(): the same scores give equal operators in any process
+        self._scores_digest = hashlib.sha256(self._probabilities.tobytes()).hexdigest()
 
     @property
     def probabilities(self):
@@ -738,45 +949,76 @@ class LeverageScoreSampler(_Sampler):
 # ---------------------------------------------------------------------------
 
 
+def _gemm_add(target, Y, G):
+    """target += Y @ G in place by BLAS (beta = 1) when ``target`` is C- or
+    F-contiguous and the dtypes agree; False otherwise."""
+    import scipy.linalg as sla
+
+    if target.flags.c_contiguous and not target.flags.f_contiguous:
+        return _gemm_add(target.T, G.T, Y.T)
+    if not target.flags.f_contiguous or not (Y.dtype == G.dtype == target.dtype):
+        return False
+    gemm = sla.blas.get_blas_funcs("gemm", (target,))
+    a, trans_a = (Y, 0) if Y.flags.f_contiguous else (Y.T, 1)
+    b, trans_b = (G, 0) if G.flags.f_contiguous else (G.T, 1)
+    if not (a.flags.f_contiguous and b.flags.f_contiguous):
+        return False
+    res = gemm(1.0, a, b, beta=1.0, c=target, trans_a=trans_a, trans_b=trans_b, overwrite_c=1)
+    if not np.shares_memory(res, target):  # pragma: no cover - f2py copied after all
+        target[...] = res
+    return True
+
+
+def _add_product(target, Y, G, budget=_PIECE_ENTRIES):
+    """target += Y @ G (Y of shape (h, w), dense or sparse; G dense (w, s))
+    with temporaries of at most ``budget`` entries."""
+    h, s = target.shape
+    if not sp.issparse(Y):
+        if _gemm_add(target, Y, G):
+            return
+        step = max(1, budget // max(1, s))
+        for r0 in range(0, h, step):
+            target[r0:r0 + step] += Y[r0:r0 + step] @ G
+        return
+    step = max(1, budget // max(1, h))  # columns of G (rows of the sketch) per piece
+    for t0 in range(0, s, step):
+        target[:, t0:t0 + step] += np.asarray(Y @ G[:, t0:t0 + step])
+
+
 class _DenseSketch(SketchOperator):
     """Kinds applied as dense blocks of columns times A (BLAS / scipy)."""
 
-    def _apply_blocks(self, A, axis, offset):
-        return self._apply_blocks_many([A], axis, offset)[0]
+    def _apply(self, A, axis, offset, out, accumulate):
+        return self._apply_blocks([A], axis, offset, [out], accumulate)[0]
 
-    def _apply_blocks_many(self, arrays, axis, offset=0):
-        """``[S X for X in arrays]`` (or ``X S^T``) for validated 2-D arrays of
-        the same ``shape[axis]``, generating each block of S's columns ONCE
-        for all of them (an algorithm that sketches C and A with the same S
-        pays the generation once).  Each result equals :meth:`_apply_blocks`
-        of that array alone, bit for bit."""
-        b = arrays[0].shape[axis]
-        prepared, outs = [], []
-        for A in arrays:
-            if sp.issparse(A):
+    def _apply_many(self, arrays, axis, offset):
+        return self._apply_blocks(arrays, axis, offset, [None] * len(arrays), False)
+
+    def _apply_blocks(self, arrays, axis, offset, outs, accumulate):
+        """``S X`` (or ``X S^T``) for validated 2-D arrays of the same
+        ``shape[axis]``, written into (onto) ``outs``, generating each block
+        of about 8 MB of S's columns ONCE for all of them.  In the form
+        ``target += Y @ G`` with ``G`` a block of columns of S (as rows):
+        ``target = out, Y = X`` (axis 1), or ``target = out^T, Y = X^T``."""
+        jobs = []
+        for A, out in zip(arrays, outs):
+            if sp.issparse(A):  # slices of the block dimension stay cheap
                 want = "csr" if axis == 0 else "csc"
                 if A.format != want:
                     A = A.asformat(want)
-            other = A.shape[1 - axis]
-            shape = (self._s, other) if axis == 0 else (other, self._s)
-            prepared.append(A)
-            outs.append(np.zeros(shape, dtype=result_dtype(A.dtype)))
+            if out is None:
+                out = np.zeros(self._result_shape(A, axis), dtype=result_dtype(A.dtype))
+            elif not accumulate:
+                out[...] = 0
+            jobs.append((A.T if axis == 0 else A, out.T if axis == 0 else out, out))
+        b = arrays[0].shape[axis]
         step = max(1, _DENSE_BLOCK_ENTRIES // self._s)
         for k0 in range(0, b, step):
             k1 = min(b, k0 + step)
             G64 = self._columns(offset + k0, offset + k1)
-            for A, out in zip(prepared, outs):
-                G = G64.astype(out.dtype, copy=False)
-                if axis == 0:
-                    block = A[k0:k1]
-                    out += np.asarray(block.T @ G).T if sp.issparse(A) else G.T @ block
-                else:
-                    block = A[:, k0:k1]
-                    out += np.asarray(block @ G)
-        return outs
-
-    def _apply(self, A, axis, offset):
-        return self._apply_blocks(A, axis, offset)
+            for Y, target, _ in jobs:
+                _add_product(target, Y[:, k0:k1], G64.astype(target.dtype, copy=False))
+        return [out for _, _, out in jobs]
 
 
 class GaussianSketch(_DenseSketch):
@@ -811,10 +1053,12 @@ class GaussianSketch(_DenseSketch):
         self._key = np.uint64(_hash.derive_key(self._seed, _hash.STREAM_GAUSSIAN))
 
     def _columns(self, j0, j1):
+        from ._jit import threads_for
         from ._jit.gaussian import gaussian_columns
 
         out = np.empty((j1 - j0, self._s))
-        gaussian_columns(self._key, self._s, j0, out)
+        with threads_for(out.size):
+            gaussian_columns(self._key, self._s, j0, out)
         return out
 
 
@@ -861,8 +1105,12 @@ class SRHT(_DenseSketch):
         self._sign_key = _hash.derive_key(self._seed, _hash.STREAM_SIGNS)
         gen = np.random.default_rng(self._seed)
         self._rows = np.sort(gen.choice(self._dpad, size=self._s, replace=False)).astype(np.int64)
-        self._rows.flags.writeable = False
+        _read_only(self._rows)
         self._scale = 1.0 / np.sqrt(self._s)
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        _read_only(self._rows)
 
     @property
     def padded_dim(self):
@@ -878,22 +1126,40 @@ class SRHT(_DenseSketch):
         return _hash.sign_np(_hash.hash64_np(self._sign_key, np.arange(j0, j1)))
 
     def _columns(self, j0, j1):
+        from ._jit import threads_for
         from ._jit.hadamard import srht_columns
 
         out = np.empty((j1 - j0, self._s))
-        srht_columns(self._signs(j0, j1), self._rows, self._scale, j0, out)
+        with threads_for(out.size):
+            srht_columns(self._signs(j0, j1), self._rows, self._scale, j0, out)
         return out
 
-    def _apply(self, A, axis, offset):
+    def _apply(self, A, axis, offset, out, accumulate):
         if offset != 0 or A.shape[axis] != self._d:
-            return self._apply_blocks(A, axis, offset)
+            return super()._apply(A, axis, offset, out, accumulate)
+        res = self._transform(A, axis)
+        return res if out is None else _deliver(out, res, accumulate)
+
+    def _apply_many(self, arrays, axis, offset):
+        if offset != 0 or arrays[0].shape[axis] != self._d:
+            return super()._apply_many(arrays, axis, offset)
+        return [self._transform(A, axis) for A in arrays]
+
+    def _transform(self, A, axis):
+        """S A or A S^T of the whole input by the fast Walsh-Hadamard transform."""
+        from ._jit import threads_for
+
+        with threads_for(_work(A) + self._s * A.shape[1 - axis]):
+            return self._transform_loops(A, axis)
+
+    def _transform_loops(self, A, axis):
         from ._jit import hadamard as H
 
         signs = self._signs(0, self._d)
         dtype = result_dtype(A.dtype)
         args = (signs, self._rows, self._scale, self._dpad)
         if sp.issparse(A):
-            # the kernel transforms compressed vectors: columns for S A, rows for A S^T
+            # the loop transforms compressed vectors: columns for S A, rows for A S^T
             want = "csc" if axis == 0 else "csr"
             A = A.asformat(want)
             out = np.empty((A.shape[1 - axis], self._s), dtype=dtype)
@@ -929,7 +1195,8 @@ class ComposedSketch(SketchOperator):
 
     E[S^T S] = E[inner^T E[outer^T outer] inner] = I.  Algorithm 3 uses
     ``compose(GaussianSketch(c, c0), OSNAP(c0, n))``: the input-sparsity cost
-    of OSNAP with the compact size of a Gaussian.
+    of OSNAP with the compact size of a Gaussian.  Like scipy's product of
+    linear operators, it only applies its two operands one after the other.
     """
 
     kind = "composed"
@@ -962,9 +1229,39 @@ class ComposedSketch(SketchOperator):
     def __repr__(self):
         return f"compose({self._outer!r}, {self._inner!r})"
 
-    def _apply(self, A, axis, offset):
-        X = self._inner._apply(A, axis, offset)
-        return self._outer._apply(X, axis, 0)
+    def _apply(self, A, axis, offset, out, accumulate):
+        s0 = self._inner.sketch_size
+        free = A.shape[1 - axis]  # the dimension the sketch does not compress
+        # Into a given out (a running sketch), the intermediate inner(A) (free
+        # x s0, s0 > s) must not outgrow out: make it in pieces along the free
+        # dimension where a sparse A slices cheaply there (a pass over the
+        # nonzeros per piece, then a small GEMM), else multiply A by the
+        # explicit block of S's columns when that block is the smaller one.
+        budget = max(1 << 14, (out.size // 2) if out is not None else 0)
+        if out is None or free * s0 <= budget:
+            X = self._inner._apply(A, axis, offset, None, False)
+            return self._outer._apply(X, axis, 0, out, accumulate)
+        b = A.shape[axis]
+        cheap = _cheap_free_slices(A, axis)
+        if cheap and (sp.issparse(A) or b > free):
+            step = max(1, budget // s0)
+            for lo in range(0, free, step):
+                hi = min(free, lo + step)
+                X = self._inner._apply(_free_slice(A, axis, lo, hi), axis, offset, None, False)
+                self._outer._apply(X, axis, 0, _free_slice(out, axis, lo, hi), accumulate)
+            return out
+        if b <= free:
+            target, Y = (out, A) if axis == 1 else (out.T, A.T)
+            if not accumulate:
+                target[...] = 0
+            W = self._columns(offset, offset + b).astype(out.dtype, copy=False)  # (b, s)
+            _add_product(target, Y, W, budget)
+            return out
+        X = self._inner._apply(A, axis, offset, None, False)
+        return self._outer._apply(X, axis, 0, out, accumulate)
+
+    def _apply_many(self, arrays, axis, offset):
+        return self._outer._apply_many(self._inner._apply_many(arrays, axis, offset), axis, 0)
 
     def _factor(self):
         outer_in, innermost = self._inner._factor()
@@ -973,7 +1270,8 @@ class ComposedSketch(SketchOperator):
 
     def _columns(self, j0, j1):
         # columns of outer @ inner = (inner columns) @ outer^T
-        return self._outer.apply(self._inner._columns(j0, j1), axis=1)
+        cols = self._inner._columns(j0, j1)
+        return self._outer._apply(cols, 1, 0, None, False)
 
     def _rmatmat(self, Y):
         return self._inner._rmatmat(self._outer._rmatmat(Y))
@@ -993,7 +1291,7 @@ def compose(outer, inner):
     return ComposedSketch(outer, inner)
 
 
-def sketch_both(S1, A, S2, *, offsets=None, check_finite=True):
+def sketch_both(S1, A, S2, *, offsets=None, out=None, accumulate=False, check_finite=True):
     """Two-sided sketch ``S1 A S2^T``.
 
     For the hashing and sampling kinds (and compositions whose innermost
@@ -1013,11 +1311,17 @@ def sketch_both(S1, A, S2, *, offsets=None, check_finite=True):
     offsets : (int, int), optional
         ``(i0, j0)``: ``A`` holds rows ``[i0, i0 + m_b)`` and columns
         ``[j0, j0 + n_b)`` of the full matrix (streaming, distributed sums).
+    out : ndarray of shape (s1, s2), optional
+        Where to write the result (its dtype: float32 for float32 A, else
+        float64).
+    accumulate : bool, default False
+        With ``out``: add the result to it (``out += S1 A S2^T``).
     check_finite : bool, default True
 
     Returns
     -------
     ndarray of shape (s1, s2)
+        ``out`` itself when given.
 
     Notes
     -----
@@ -1047,86 +1351,101 @@ def sketch_both(S1, A, S2, *, offsets=None, check_finite=True):
             raise TypeError(f"offsets must be a pair of ints, got {offsets!r}") from None
         i0 = S1._check_block(A.shape[0], i0, "A.shape[0]")
         j0 = S2._check_block(A.shape[1], j0, "A.shape[1]")
-    return _sketch_both_valid(S1, A, S2, i0, j0)
+    if out is not None:
+        out = check_out(out, (S1.sketch_size, S2.sketch_size), result_dtype(A.dtype))
+    return _sketch_both(S1, A, S2, i0, j0, out, bool(accumulate))
 
 
-def _sketch_both_valid(S1, A, S2, i0=0, j0=0):
-    """:func:`sketch_both` for an ``A`` that already passed ``as_matrix`` and
-    blocks that fit: no checks (for algorithms that validated A once)."""
-    from ._jit import threads_for
-
-    if not sp.issparse(A) and not (A.flags.c_contiguous or A.flags.f_contiguous):
-        A = np.ascontiguousarray(A)
-    with threads_for(_work(A) + S1.sketch_size * S2.sketch_size):
-        return _sketch_both(S1, A, S2, i0, j0)
-
-
-def _sketch_both(S1, A, S2, i0, j0):
+def _sketch_both(S1, A, S2, i0, j0, out, accumulate):
     outer1, inner1 = S1._factor()
     outer2, inner2 = S2._factor()
+    # the last step writes into (onto) out
+    last = (out, accumulate)
+    none = (None, False)
+    core = last if outer1 is None and outer2 is None else none
     if inner1._table_kind and inner2._table_kind:
-        M = _both_tables(inner1, A, inner2, i0, j0)
+        M = _both_tables(inner1, A, inner2, i0, j0, *core)
     elif inner1._table_kind or not inner2._table_kind:
-        M = inner2._apply(inner1._apply(A, 0, i0), 1, j0)
+        M = inner2._apply(inner1._apply(A, 0, i0, None, False), 1, j0, *core)
     else:
-        M = inner1._apply(inner2._apply(A, 1, j0), 0, i0)
+        M = inner1._apply(inner2._apply(A, 1, j0, None, False), 0, i0, *core)
     if outer1 is not None:
-        M = outer1._apply(M, 0, 0)
+        M = outer1._apply(M, 0, 0, *(last if outer2 is None else none))
     if outer2 is not None:
-        M = outer2._apply(M, 1, 0)
+        M = outer2._apply(M, 1, 0, *last)
     return M
 
 
-def _both_tables(S1, A, S2, i0, j0):
-    from ._jit import apply as K
-
+def _both_tables(S1, A, S2, i0, j0, out, accumulate):
     m, n = A.shape
-    t1 = S1._tables(i0, i0 + m)
-    t2 = S2._tables(j0, j0 + n)
-    dtype = result_dtype(A.dtype)
-    s1, s2 = S1.sketch_size, S2.sketch_size
     if not sp.issparse(A):
         # one pass over A for the larger side, then the small intermediate
         # (s x n or m x s) through the other: cheaper than scattering every
         # entry of A through both tables (p1 p2 m n), as the nonzeros of a
         # sparse A are
         if A.flags.c_contiguous:
-            return S2._apply(S1._apply(A, 0, i0), 1, j0)
-        return S1._apply(S2._apply(A, 1, j0), 0, i0)
+            return S2._apply(S1._apply(A, 0, i0, None, False), 1, j0, out, accumulate)
+        return S1._apply(S2._apply(A, 1, j0, None, False), 0, i0, out, accumulate)
+    t1 = S1._tables(i0, i0 + m)
+    t2 = S2._tables(j0, j0 + n)
+    dtype = result_dtype(A.dtype)
+    s1, s2 = S1.sketch_size, S2.sketch_size
     # the CSC arrays of A are the CSR arrays of A^T: (S1 A S2^T)^T = S2 A^T S1^T
     transposed = A.format == "csc"
     left, right = (t2, t1) if transposed else (t1, t2)
     shape = (s2, s1) if transposed else (s1, s2)
-    out = _empty_out(shape, dtype)
+    if out is None:
+        target, into = np.empty(shape, dtype=dtype), False
+    else:
+        target = out.T if transposed else out
+        into = accumulate
+        if not _rows_contiguous(target):
+            target, into = np.empty(shape, dtype=dtype), False
+    from ._jit import threads_for
+
+    with threads_for(A.nnz + target.size):
+        _both_loops(left, A, right, target, into, transposed)
+    result = target.T if transposed else target
+    if out is None:
+        return result
+    if result is not out:
+        _deliver(out, result, accumulate)
+    return out
+
+
+def _both_loops(left, A, right, target, into, transposed):
+    from ._jit import apply as K
+
+    shape, dtype = target.shape, target.dtype
     nchunks = _stream_chunks(A.nnz, shape, dtype)
     if left.codes is None or right.codes is None or nchunks == 0:
         # samplers (or buffers too large): each output row gathers the rows
         # of A it needs, so a sampler reads only its sampled rows
-        K.both_csr_rows(*left.csr, A.indptr, A.indices, A.data, *right.csc, out)
+        K.both_csr_rows(*left.csr, A.indptr, A.indices, A.data, *right.csc, target, into)
     else:
         # hashing kinds touch every row: stream A once in its row order
         bounds = _chunk_bounds(A.T if transposed else A, nchunks)
-        bufs = out[np.newaxis] if nchunks == 1 else np.empty((nchunks,) + shape, dtype=dtype)
+        single = nchunks == 1
+        bufs = target[np.newaxis] if single else np.empty((nchunks,) + shape, dtype=dtype)
         K.both_csr_chunks_hash(
             left.codes, left.p, left.scale, A.indptr, A.indices, A.data,
-            right.codes, right.p, right.scale, bounds, bufs,
+            right.codes, right.p, right.scale, bounds, bufs, single and into,
         )
-        if nchunks > 1:
-            K.sum_chunks(bufs, out)
-    return out.T if transposed else out
+        if not single:
+            K.sum_chunks(bufs, target, into)
 
 
-# Streaming kernels (one output buffer per input chunk): at most this many
+# Streaming loops (one output buffer per input chunk): at most this many
 # chunks, each of at least this many stored entries, and all buffers together
 # at most this many bytes, so that they stay in cache and never cost much
-# memory (a large output uses the kernels that own output rows instead).
+# memory (a large output uses the loops that own output rows instead).
 _MAX_CHUNKS = 8
 _MIN_CHUNK_NNZ = 1 << 16
 _MAX_CHUNK_BYTES = 1 << 23
 
 
 def _stream_chunks(work, shape, dtype):
-    """Number of input chunks of a streaming kernel with one output buffer of
+    """Number of input chunks of a streaming loop with one output buffer of
     ``shape`` per chunk, 0 when the buffers would not fit the budget with at
     least two chunks (or one for small work).  Depends only on the problem,
     never on the thread count, so results do not either."""
@@ -1147,36 +1466,3 @@ def _chunk_bounds(X, nchunks):
         bounds = np.linspace(0, rows, nchunks + 1).astype(np.int64)
     bounds[0], bounds[-1] = 0, rows
     return bounds.astype(np.int64)
-
-
-SKETCH_KINDS = ("countsketch", "osnap", "gaussian", "srht", "uniform", "leverage")
-
-
-def make_sketch(kind, sketch_size, input_dim, *, rng=None, scores=None, **params):
-    """Build an operator from its kind name.
-
-    Parameters
-    ----------
-    kind : {"countsketch", "osnap", "gaussian", "srht", "uniform", "leverage"}
-    sketch_size, input_dim : int
-    rng : None, int or numpy.random.Generator
-    scores : array_like, optional
-        Required for ``"leverage"``.
-    **params
-        Passed to the operator (e.g. ``nnz_per_col`` for OSNAP, ``replace``
-        for uniform sampling).
-    """
-    classes = {
-        "countsketch": CountSketch,
-        "osnap": OSNAP,
-        "gaussian": GaussianSketch,
-        "srht": SRHT,
-        "uniform": UniformSampler,
-    }
-    if kind == "leverage":
-        if scores is None:
-            raise ValueError("kind='leverage' needs scores=")
-        return LeverageScoreSampler(sketch_size, input_dim, scores=scores, rng=rng, **params)
-    if not isinstance(kind, str) or kind not in classes:
-        raise ValueError(f"kind must be one of {list(SKETCH_KINDS)}, got {kind!r}")
-    return classes[kind](sketch_size, input_dim, rng=rng, **params)

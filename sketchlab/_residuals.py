@@ -9,13 +9,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._validation import as_matrix
-from ._gmr import (
-    _check_core,
-    _check_gmr_inputs,
-    _gmr_from_factors,
-    _out_dtype,
-    _range_factors,
-)
+from ._gmr import check_core, check_gmr_inputs, out_dtype
+from ._linalg import exact_core, range_factors
 
 __all__ = ["gmr_residual", "gmr_error_ratio", "lowrank_residual"]
 
@@ -56,7 +51,7 @@ class _GMRSplit:
 
     def __init__(self, A, C, R):
         self.A, self.C, self.R = A, C, R
-        self.Q_C, self.T_C, self.Q_R, self.T_R, self.B = _range_factors(A, C, R)
+        self.Q_C, self.T_C, self.Q_R, self.T_R, self.B = range_factors(A, C, R)
         self.norm2 = _squared_norm(A)
         self._outside = None
 
@@ -66,8 +61,8 @@ class _GMRSplit:
 
     def optimum(self):
         """X* = C^+ A R^+ with gmr's default rank tolerance, in float64."""
-        eps = np.finfo(_out_dtype(self.A, self.C, self.R)).eps
-        return _gmr_from_factors(self.T_C, self.T_R, self.B, self.C.shape, self.R.shape, None, eps)
+        eps = np.finfo(out_dtype(self.A, self.C, self.R)).eps
+        return exact_core(self.T_C, self.T_R, self.B, self.C.shape, self.R.shape, None, eps)
 
     def outside(self, floor):
         """``||A - Q_C B Q_R^T||_F^2``; recomputed directly, one row block of A at a
@@ -151,8 +146,8 @@ def gmr_residual(A, C, X, R):
     >>> bool(np.isclose(r, np.linalg.norm(A - C @ X @ R)))
     True
     """
-    A, C, R = _check_gmr_inputs(A, C, R)
-    X = _check_core(X, C, R, "X")
+    A, C, R = check_gmr_inputs(A, C, R)
+    X = check_core(X, C, R, "X")
     split = _GMRSplit(A, C, R)
     inside = split.inside(X)
     return float(np.sqrt(split.outside(inside) + inside))
@@ -213,10 +208,10 @@ def gmr_error_ratio(A, C, X, R, X_opt=None):
     >>> bool(0 <= ratio < 0.1)
     True
     """
-    A, C, R = _check_gmr_inputs(A, C, R)
-    X = _check_core(X, C, R, "X")
+    A, C, R = check_gmr_inputs(A, C, R)
+    X = check_core(X, C, R, "X")
     split = _GMRSplit(A, C, R)
-    X_opt = split.optimum() if X_opt is None else _check_core(X_opt, C, R, "X_opt")
+    X_opt = split.optimum() if X_opt is None else check_core(X_opt, C, R, "X_opt")
     inside, inside_opt = split.inside(X), split.inside(X_opt)
     outside = split.outside(min(inside, inside_opt))
     denominator = outside + inside_opt

@@ -22,11 +22,11 @@ import numpy as np
 import scipy.linalg as sla
 
 from ._config import serial_blas
-from ._validation import as_generator, check_choice, check_int, check_positive
-from ._gmr import project_psd
-from ._leverage import leverage_scores
-from ._operators import LeverageScoreSampler, UniformSampler
+from ._gmr import solve_sketched
 from ._kernel_matrices import as_kernel
+from ._linalg import exact_core, sampling_scores, solve_core, symmetrize
+from ._operators import LeverageScoreSampler, UniformSampler
+from ._validation import as_generator, check_choice, check_int, check_positive
 
 __all__ = ["SPSDApproximation", "nystrom", "fast_spsd", "faster_spsd", "optimal_spsd", "eta"]
 
@@ -188,7 +188,7 @@ class SPSDApproximation:
         with serial_blas():
             Q, T = sla.qr(np.asarray(self.C, dtype=np.float64), mode="economic",
                           check_finite=False)
-            w, Z = sla.eigh(_sym(T @ self.U @ T.T), check_finite=False)
+            w, Z = sla.eigh(symmetrize(T @ self.U @ T.T), check_finite=False)
             top = np.argsort(w)[::-1][:k]
             return w[top], Q @ Z[:, top]
 
@@ -239,21 +239,10 @@ def _start(K, c, columns, rng, s=None):
     return K, gen, cols, C, np.asarray(C, dtype=np.float64), s
 
 
-def _pinv(A):
-    """Pseudo-inverse (SVD; singular values below max(m, n) eps sigma_1 are 0)."""
-    return sla.pinv(A, check_finite=False)
-
-
-def _sym(A):
-    return (A + A.T) / 2
-
-
 def _row_leverage(C):
     """Row leverage scores of C; uniform when C is all zero (then every
     core is 0 whatever rows are drawn)."""
-    with serial_blas():
-        scores = leverage_scores(C)
-    return scores if scores.sum() > 0 else np.ones(C.shape[0])
+    return sampling_scores(C, axis=0)
 
 
 def _sampled_block(K, idx1, w1, idx2, w2):
@@ -315,9 +304,9 @@ def nystrom(K, c, *, columns=None, rng=None):
     """
     K, gen, cols, C, C64, _ = _start(K, c, columns, rng)
     n = K.shape[0]
-    with serial_blas():
-        U = sla.pinvh(_sym(C64[cols]), check_finite=False)
-    return SPSDApproximation(cols, C, _sym(U), n_evaluated=n * cols.size, method="nystrom")
+    W = symmetrize(C64[cols])  # the landmark block K[cols, cols], part of C
+    U = symmetrize(solve_core(W, np.eye(cols.size)))  # W^+
+    return SPSDApproximation(cols, C, U, n_evaluated=n * cols.size, method="nystrom")
 
 
 FAST_SPSD_SAMPLING = ("uniform", "leverage")
@@ -401,9 +390,8 @@ def fast_spsd(K, c, s, *, columns=None, rng=None, sampling="uniform", replace=Fa
     if not scaled:
         w = np.ones_like(w)
     M = _sampled_block(K, idx, w, idx, w)  # S K S^T
-    with serial_blas():
-        P = _pinv(w[:, None] * C64[idx])  # (S C)^+
-        U = _sym(P @ M @ P.T)
+    SC = w[:, None] * C64[idx]  # S C
+    U = solve_sketched(SC, M, SC.T, structure="symmetric")  # (S C)^+ S K S^T (C^T S^T)^+
     return SPSDApproximation(cols, C, U, n_evaluated=n * c + s * s, method="fast",
                              samples=((idx, w),))
 
@@ -497,10 +485,10 @@ def faster_spsd(K, c, s, *, columns=None, rng=None):
     S1 = LeverageScoreSampler(s, n, scores=scores, rng=gen)
     S2 = LeverageScoreSampler(s, n, scores=scores, rng=gen)
     i1, w1, i2, w2 = S1.indices, S1.weights, S2.indices, S2.weights
+    # Fast GMR (Algorithm 1) on K with R = C^T, projected onto the PSD cone
+    # (Theorem 2): only the sampled block S1 K S2^T of K is evaluated
     M = _sampled_block(K, i1, w1, i2, w2)  # S1 K S2^T
-    with serial_blas():
-        X = _pinv(w1[:, None] * C64[i1]) @ M @ _pinv(w2[:, None] * C64[i2]).T
-        U = project_psd(X)
+    U = solve_sketched(S1.apply(C64), M, S2.apply(C64).T, structure="psd")
     return SPSDApproximation(cols, C, U, n_evaluated=n * c + s * s, method="faster",
                              samples=((i1, w1), (i2, w2)))
 
@@ -534,11 +522,11 @@ def optimal_spsd(K, c, *, columns=None, rng=None, block_rows=None):
 
     Notes
     -----
-    With the thin SVD ``C = Q Sigma V^T`` (rank r; singular values below
-    ``max(n, c) eps sigma_1`` dropped), ``U = V Sigma^-1 (Q^T K Q)
-    Sigma^-1 V^T``; ``K Q`` is accumulated over row blocks of K.  Cost
-    ``n^2`` evaluations and O(n^2 r) flops.  This is the baseline of
-    Theorems 2 and 3.
+    The exact GMR problem ``min_X ||K - C X C^T||_F`` (R = C^T): with the
+    thin QR ``C = Q T``, ``U = T^+ (Q^T K Q) (T^T)^+`` (singular values of T,
+    which are those of C, below ``max(n, c) eps sigma_1`` count as zero);
+    ``K Q`` is accumulated over row blocks of K.  Cost ``n^2`` evaluations
+    and O(n^2 c) flops.  This is the baseline of Theorems 2 and 3.
 
     Examples
     --------
@@ -553,18 +541,17 @@ def optimal_spsd(K, c, *, columns=None, rng=None, block_rows=None):
         block_rows = check_int(block_rows, "block_rows", 1)
     K, gen, cols, C, C64, _ = _start(K, c, columns, rng)
     n = K.shape[0]
+    # exact GMR with R = C^T: C = Q T, U = T^+ (Q^T K Q) (T^T)^+, K Q
+    # accumulated over row blocks of K
     with serial_blas():
-        Q, sig, Vt = sla.svd(C64, full_matrices=False, check_finite=False)
-    cutoff = max(C64.shape) * np.finfo(np.float64).eps * (sig[0] if sig.size else 0.0)
-    r = int(np.count_nonzero(sig > cutoff))
-    Q = Q[:, :r]
-    KQ = np.empty((n, r))
+        Q, T = sla.qr(C64, mode="economic", check_finite=False)
+    KQ = np.empty_like(Q)
     for i0, block in K.row_blocks(block_rows):
         KQ[i0:i0 + block.shape[0]] = block @ Q
-    Vs = Vt[:r].T / sig[:r]
     with serial_blas():
-        U = Vs @ _sym(Q.T @ KQ) @ Vs.T
-    return SPSDApproximation(cols, C, _sym(U), n_evaluated=n * cols.size + n * n,
+        B = symmetrize(Q.T @ KQ)
+    U = symmetrize(exact_core(T, T, B, C64.shape, C64.shape))
+    return SPSDApproximation(cols, C, U, n_evaluated=n * cols.size + n * n,
                              method="optimal")
 
 
@@ -653,7 +640,7 @@ def eta(K, k, *, rng=None, tol=1e-10, max_iter=100, block_rows=None):
         Q = np.hstack(Qs)
         with serial_blas():
             # Rayleigh-Ritz on the Krylov basis: K Q is known block by block
-            theta = sla.eigvalsh(_sym(Q.T @ np.hstack(Zs)), check_finite=False)
+            theta = sla.eigvalsh(symmetrize(Q.T @ np.hstack(Zs)), check_finite=False)
             theta = theta[np.argsort(-np.abs(theta))][:k]
             share = float(np.sum(theta**2))
             if prev is not None and abs(share - prev) <= tol * share:

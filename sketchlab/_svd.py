@@ -2,25 +2,25 @@
 
 All three methods read A exactly once, as a matrix or as an iterable of column
 blocks (``axis=1``, as in the paper) or row blocks (``axis=0``), and keep only
-sketches of it (paper notation -> code):
+linear sketches of it in a :class:`~sketchlab.SketchState` (paper notation ->
+name in the state):
 
-- range sketch     C = A Omega~        (m x c)      ``_SketchState.C``
-- co-range sketch  R = Psi~ A          (r x n)      ``_SketchState.R``
-- core sketch      M = S_C A S_R^T     (s_c x s_r)  ``_SketchState.M``
+- range sketch     C = A Omega~        (m x c)      ``"range"``
+- co-range sketch  R = Psi~ A          (r x n)      ``"co-range"``
+- core sketch      M = S_C A S_R^T     (s_c x s_r)  ``"core"``
 
-then recover a low-rank SVD from them:
+then recover a low-rank SVD from them (:func:`svd_recover`):
 
 - :func:`fast_sp_svd` (Algorithm 3): U_C = qr(C), V_R = qr(R^T),
   N = (S_C U_C)^+ M (V_R^T S_R^T)^+, svd(N).
 - :func:`practical_sp_svd` (the paper's appendix algorithm; Tropp, Yurtsever,
   Udell & Cevher 2017): N = (Psi~ U_C)^+ R V_R, no core sketch.
-- :func:`three_sketch_svd` (Tropp, Yurtsever, Udell & Cevher 2019): core
-  (Phi Q)^+ Z ((Theta P)^+)^T from QRs of Phi Q and Theta P.
+- :func:`three_sketch_svd` (Tropp, Yurtsever, Udell & Cevher 2019): the same
+  core formula as Algorithm 3, with their sketch sizes and kinds.
 
-The sketches of a block ``A[i0:i0+h, j0:j0+w]`` are added to the running state
-by :class:`_SketchState` with the operators' block application, so that column
-blocks, row blocks and the chunks of a 2-D grid (``sketchlab.dask``) all use
-the same code, and states of disjoint blocks built from the same seeds add up.
+The in-memory functions, block streams, ``SinglePassSVD.partial_fit`` and
+``sketchlab.dask`` share the two entry points :func:`svd_sketches` (sizes and
+operators of a method) and :func:`svd_recover` (the SVD from a filled state).
 """
 
 import collections.abc
@@ -31,15 +31,20 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._config import serial_blas
+from ._linalg import solve_core
+from ._operators import UniformSampler
+from ._registry import SVD_SKETCHES, make_sketch
+from ._sketch_state import SketchState
 from ._validation import (
     as_generator,
     as_matrix,
     check_axis,
     check_choice,
     check_int,
+    check_shape,
     result_dtype,
+    trusted,
 )
-from ._operators import OSNAP, SRHT, CountSketch, GaussianSketch, _sketch_both_valid, compose
 
 __all__ = [
     "fast_sp_svd",
@@ -47,22 +52,14 @@ __all__ = [
     "three_sketch_svd",
     "practical_sp_svd_sizes",
     "three_sketch_svd_sizes",
-    "SVD_SKETCHES",
+    "svd_sketches",
+    "svd_recover",
+    "METHODS",
 ]
 
-SVD_SKETCHES = ("osnap-gaussian", "gaussian", "countsketch", "osnap", "srht")
-"""Kind names accepted by ``range_sketch=`` and ``core_sketch=``."""
+METHODS = ("fast", "practical", "three")
+"""Method names of :func:`svd_sketches` and :func:`svd_recover`."""
 
-# "osnap-gaussian" is Gaussian(s, s0) after OSNAP(s0, d) (Algorithm 3, line 3).
-# The paper asks for s0 = O((k/eps)^{1+gamma}) against s = O(k/eps); we use the
-# fixed multiple s0 = 4 s (capped at d), which keeps the explicit test-matrix
-# block of a streamed update (w x s0, then w x s) small.
-_INNER_FACTOR = 4
-# A block update whose temporary (a slice of C or R) would exceed a quarter of
-# the sketches' memory (at least _MIN_BUDGET bytes) is cut into pieces, so that
-# the peak memory stays close to the sketches themselves; each piece is one
-# more kernel call, hence no finer cut than needed.
-_MIN_BUDGET = 1 << 18
 # Row chunks of the in-place products at the end.
 _CHUNKS = 8
 # Rows of U_C, V_R sketched per call in the final step: block application with
@@ -71,35 +68,63 @@ _FINAL_STEP = 1 << 16
 
 
 # ---------------------------------------------------------------------------
-# Sketch construction and block updates
+# The sketches of a method
 # ---------------------------------------------------------------------------
 
 
-def _make_sketch(kind, size, dim, gen):
-    """The operator of ``kind`` with shape (size, dim), seeded from ``gen``."""
-    if kind == "osnap-gaussian":
-        inner_size = min(dim, _INNER_FACTOR * size)
-        inner = OSNAP(inner_size, dim, nnz_per_col=min(4, inner_size), rng=gen)
-        return compose(GaussianSketch(size, inner_size, rng=gen), inner)
-    if kind == "osnap":
-        return OSNAP(size, dim, nnz_per_col=min(4, size), rng=gen)
-    if kind == "countsketch":
-        return CountSketch(size, dim, rng=gen)
-    if kind == "gaussian":
-        return GaussianSketch(size, dim, rng=gen)
-    return SRHT(size, dim, rng=gen)
+def _operator(kind, size, dim, gen):
+    """The operator of ``kind`` with shape (size, dim), seeded from ``gen``.
+
+    A sketch as large as its dimension compresses nothing: it is the identity
+    (a sampler keeping every row), which is exact, where a square random
+    sketch may be singular (a square OSNAP leaves rows empty) and lose part
+    of A."""
+    if size == dim:
+        return UniformSampler(dim, dim, replace=False, rng=gen)
+    return make_sketch(kind, size, dim, rng=gen)
 
 
-def _make_operators(gen, shape, c, r, range_sketch, s_c=None, s_r=None, core_sketch=None):
-    """(Omega, Psi, S_C, S_R) of shapes (c, n), (r, m), (s_c, m), (s_r, n),
-    drawn from ``gen`` in this fixed order (S_C, S_R are None without a core)."""
+def _check_kinds(range_sketch, core_sketch=None):
+    check_choice(range_sketch, "range_sketch", SVD_SKETCHES)
+    if core_sketch is not None:
+        check_choice(core_sketch, "core_sketch", SVD_SKETCHES)
+
+
+def svd_sketches(method, shape, k, *, c=None, r=None, s_c=None, s_r=None,
+                 range_sketch="gaussian", core_sketch=None, rank=None, rng=None):
+    """Sizes and operators of a single-pass SVD: ``(k, rank, sketches)``.
+
+    ``sketches`` maps ``"range"``, ``"co-range"`` (and ``"core"`` for "fast"
+    and "three") to the ``(left, right)`` operators of a
+    :class:`~sketchlab.SketchState` for A of ``shape``; the operators are
+    drawn from ``as_generator(rng)`` in the order Omega, Psi, S_C, S_R.
+    ``rank`` is the number of components returned (default k).
+    """
+    method = check_choice(method, "method", METHODS)
+    _check_kinds(range_sketch, core_sketch if method != "practical" else None)
+    shape = check_shape(shape)
+    k = check_int(k, "k", 1, min(shape))
+    if method == "practical":
+        c, r = _practical_sizes(k, shape, c, r)
+    else:
+        sizes = _fast_sizes if method == "fast" else _three_sizes
+        c, r, s_c, s_r = sizes(k, shape, c, r, s_c, s_r)
+    rank = k if rank is None else check_int(rank, "rank", 1, min(c, r))
     m, n = shape
-    omega = _make_sketch(range_sketch, c, n, gen)
-    psi = _make_sketch(range_sketch, r, m, gen)
-    if core_sketch is None:
-        return omega, psi, None, None
-    s_c = _make_sketch(core_sketch, s_c, m, gen)
-    return omega, psi, s_c, _make_sketch(core_sketch, s_r, n, gen)
+    gen = as_generator(rng)
+    sketches = {
+        "range": (None, _operator(range_sketch, c, n, gen)),
+        "co-range": (_operator(range_sketch, r, m, gen), None),
+    }
+    if method != "practical":
+        S_C = _operator(core_sketch, s_c, m, gen)
+        sketches["core"] = (S_C, _operator(core_sketch, s_r, n, gen))
+    return k, rank, sketches
+
+
+# ---------------------------------------------------------------------------
+# Recovery from the sketches
+# ---------------------------------------------------------------------------
 
 
 def _chunks(n, pieces=_CHUNKS):
@@ -108,185 +133,20 @@ def _chunks(n, pieces=_CHUNKS):
     return [(i, min(n, i + step)) for i in range(0, n, step)]
 
 
-def _pieces(nbytes, budget):
-    return -(-nbytes // budget)
-
-
-def _gemm_inplace(out, X, W):
-    """out += X @ W by BLAS with beta = 1 when ``out`` can be written in place."""
-    if not out.flags.f_contiguous or out.dtype not in (np.float32, np.float64):
-        return False
-    if X.dtype != out.dtype or W.dtype != out.dtype:
-        return False
-    gemm = sla.blas.get_blas_funcs("gemm", (out,))
-    a, trans_a = (X, 0) if X.flags.f_contiguous else (X.T, 1)
-    b, trans_b = (W, 0) if W.flags.f_contiguous else (W.T, 1)
-    res = gemm(1.0, a, b, beta=1.0, c=out, trans_a=trans_a, trans_b=trans_b, overwrite_c=1)
-    if not np.shares_memory(res, out):  # pragma: no cover - f2py copied after all
-        out[...] = res
-    return True
-
-
-def _rows(X, r0, r1):
-    """Rows [r0, r1) of a dense or CSR X without copying its values."""
-    if not sp.issparse(X):
-        return X[r0:r1]
-    lo, hi = X.indptr[r0], X.indptr[r1]
-    return sp.csr_matrix((X.data[lo:hi], X.indices[lo:hi], X.indptr[r0:r1 + 1] - lo),
-                         shape=(r1 - r0, X.shape[1]), copy=False)
-
-
-def _add_right(out, X, op, offset, budget):
-    """``out += X op[:, offset:offset + w]^T`` for X of shape (h, w), with
-    temporaries of about ``budget`` bytes at most.
-
-    Hash kinds on a CSC block add into an F-ordered ``out`` in place.  Other
-    hash cases, and any kind when the block is wider than tall, go through
-    ``op.apply(..., offset=)`` (O(nnz(X) p) for the hash kinds), in row
-    pieces where rows are cheap to slice.  Otherwise dense and composed kinds
-    form the explicit block of the test matrix (w x s, no larger than X) and
-    multiply: with BLAS in place for dense X, in column pieces for sparse X.
-    """
-    h, w = X.shape
-    pieces = _pieces(out.size * 8, budget)  # the temporary is a float64 (or float32) slice
-    if op._table_kind and sp.issparse(X) and X.format == "csc" and out.flags.f_contiguous:
-        op._add_right_csc(out, X, offset)  # in place, no temporary
-        return
-    if op._table_kind or w > h:
-        if pieces == 1 or (sp.issparse(X) and X.format == "csc"):
-            out += op._apply_valid(X, 1, offset)
-            return
-        for r0, r1 in _chunks(h, pieces):
-            out[r0:r1] += op._apply_valid(_rows(X, r0, r1), 1, offset)
-        return
-    W = op._columns(offset, offset + w).astype(out.dtype, copy=False)  # (w, s)
-    if sp.issparse(X):
-        for t0, t1 in _chunks(W.shape[1], pieces):
-            out[:, t0:t1] += X @ W[:, t0:t1]
-        return
-    if not _gemm_inplace(out, X, W):
-        for r0, r1 in _chunks(h, pieces):
-            out[r0:r1] += X[r0:r1] @ W
-
-
-def _add_left(out, X, op, offset, budget):
-    """``out += op[:, offset:offset + h] X`` for X of shape (h, w)."""
-    _add_right(out.T, X.T, op, offset, budget)
-
-
-class _SketchState:
-    """Running sketches of one pass over A (m x n), updated block by block.
-
-    A block ``X = A[i0:i0+h, j0:j0+w]`` given with its offsets updates
-    (Algorithm 3, lines 7-8, for any block shape)::
-
-        C[i0:i0+h]     += X Omega[:, j0:j0+w]^T
-        R[:, j0:j0+w]  += Psi[:, i0:i0+h] X
-        M              += S_C[:, i0:i0+h] X S_R[:, j0:j0+w]^T
-
-    The operators are defined by their seeds only, so states of disjoint
-    blocks computed elsewhere with the same operators add up (:meth:`merge`).
-    With ``shape[0] = None`` the number of rows is open (row batches of an
-    estimator): C then grows by row blocks, which must come in order, and
-    Psi, S_C need an ``input_dim`` at least the number of rows.
-
-    C is kept in Fortran order and R in C order, so that ``qr(C)`` and
-    ``qr(R^T)`` can run in place at the end.
-    """
-
-    def __init__(self, shape, omega, psi, s_c=None, s_r=None, dtype=np.float64):
-        m, n = shape
-        self.shape = (m, n)
-        self.omega, self.psi, self.s_c, self.s_r = omega, psi, s_c, s_r
-        self.dtype = np.dtype(dtype)
-        self.rows_seen = 0
-        self._row_blocks = []
-        self.C = None if m is None else np.zeros((m, omega.sketch_size), self.dtype, order="F")
-        self.R = np.zeros((psi.sketch_size, n), self.dtype)
-        self.M = None
-        if s_c is not None:
-            self.M = np.zeros((s_c.sketch_size, s_r.sketch_size), self.dtype)
-        self._budget = max(_MIN_BUDGET, self.nbytes // 4)
-
-    def update(self, block, offsets=(0, 0)):
-        """Add the sketches of ``block`` (dense or CSR/CSC, already validated)
-        holding ``A[i0:i0+h, j0:j0+w]`` with ``offsets = (i0, j0)``."""
-        i0, j0 = offsets
-        h, w = block.shape
-        if self.C is None:
-            if i0 != self.rows_seen or w != self.shape[1]:
-                raise ValueError("an open-ended state takes full row blocks, in order")
-            part = np.zeros((h, self.omega.sketch_size), self.dtype, order="F")
-            _add_right(part, block, self.omega, j0, part.nbytes)
-            self._row_blocks.append(part)
-        else:
-            _add_right(self.C[i0:i0 + h], block, self.omega, j0, self._budget)
-        self.rows_seen = max(self.rows_seen, i0 + h)
-        _add_left(self.R[:, j0:j0 + w], block, self.psi, i0, self._budget)
-        if self.M is not None:
-            self.M += _sketch_both_valid(self.s_c, block, self.s_r, i0, j0)
-
-    def merge(self, other):
-        """Add the state of other blocks of the same matrix (same operators)."""
-        if self.C is None or other.C is None:
-            raise ValueError("only states of a known shape can be merged")
-        self.C += other.C
-        self.R += other.R
-        if self.M is not None:
-            self.M += other.M
-        return self
-
-    def range_sketch(self):
-        """C (m x c), Fortran order (for an open state, its row blocks joined)."""
-        if self.C is not None:
-            return self.C
-        if not self._row_blocks:
-            return np.zeros((0, self.omega.sketch_size), self.dtype, order="F")
-        if len(self._row_blocks) > 1:
-            self._row_blocks = [np.asfortranarray(np.vstack(self._row_blocks))]
-        return self._row_blocks[0]
-
-    @property
-    def nbytes(self):
-        """Bytes held by the sketches C, R, M (not the operators)."""
-        c_bytes = self.C.nbytes if self.C is not None else sum(b.nbytes for b in self._row_blocks)
-        return c_bytes + self.R.nbytes + (self.M.nbytes if self.M is not None else 0)
-
-    def finalize(self, method, *, rank=None, overwrite=False):
-        """(U, s, Vt) of ``method`` in {"fast", "practical", "three"}.
-
-        ``overwrite=True`` lets the QRs and the final products reuse the
-        memory of C and R (the state is spent); otherwise it stays usable.
-        """
-        C = self.range_sketch()
-        # One BLAS thread for these thin QRs and small solves: next to the
-        # Numba kernels, spinning OpenBLAS threads made them several times
-        # slower (QR of a 52396 x 20 C: 0.07 s with one thread, 0.5 s with two).
-        with serial_blas():
-            if method == "practical":
-                return _finalize_practical(C, self.R, self.psi, rank, overwrite, self.dtype)
-            core = _core_fast if method == "fast" else _core_three
-            return _finalize_core(C, self.R, self.M, self.s_c, self.s_r, core, rank, overwrite,
-                                  self.dtype)
-
-
-# ---------------------------------------------------------------------------
-# Recovery from the sketches
-# ---------------------------------------------------------------------------
-
-
 def _qr(X, overwrite):
     """Economic Householder QR of a tall-or-wide X: (Q, T), Q orthonormal."""
     return sla.qr(X, mode="economic", overwrite_a=overwrite, check_finite=False)
 
 
 def _sketch_rows(op, Q):
-    """``op @ Q`` in float64, applied in row blocks of Q with offsets."""
+    """``op @ Q`` in float64, applied in row blocks of Q with offsets (no O(m)
+    table of a hash operator is built)."""
     Q = Q if Q.dtype == np.float64 else Q.astype(np.float64)
     out = np.zeros((op.sketch_size, Q.shape[1]))
     for i0 in range(0, Q.shape[0], _FINAL_STEP):
-        i1 = min(Q.shape[0], i0 + _FINAL_STEP)
-        out += op._apply_valid(Q[i0:i1], 0, i0)
+        block = Q[i0:i0 + _FINAL_STEP]
+        with trusted(block):  # a factor of validated sketches
+            op.apply(block, axis=0, offset=i0, out=out, accumulate=True)
     return out
 
 
@@ -300,51 +160,42 @@ def _lift(Q, Z):
     return Q[:, :t]
 
 
-def _lstsq(A, B):
-    return sla.lstsq(A, B, check_finite=False)[0]
-
-
-def _core_fast(M, SU, SV):
-    """N = (S_C U_C)^+ M (V_R^T S_R^T)^+ by two least-squares solves."""
-    Y = _lstsq(SU, M)  # (q_c, s_r)
-    return _lstsq(SV, Y.T).T  # Y (SV^T)^+ = ((SV)^+ Y^T)^T
-
-
-def _core_three(M, SU, SV):
-    """(Phi Q)^+ Z ((Theta P)^+)^T through QRs of Phi Q and Theta P (TYUC 2019)."""
-    U1, T1 = sla.qr(SU, mode="economic", check_finite=False)
-    U2, T2 = sla.qr(SV, mode="economic", check_finite=False)
-    W = U1.T @ M @ U2
-    try:
-        W = sla.solve_triangular(T1, W, check_finite=False)
-        return sla.solve_triangular(T2, W.T, check_finite=False).T
-    except sla.LinAlgError:  # a singular core sketch: pseudo-inverse semantics
-        return _lstsq(T2, _lstsq(T1, W).T).T
-
-
 def _svd_and_lift(U_C, N, V_R, rank, dtype):
     U_N, s, Vt_N = sla.svd(N, full_matrices=False, check_finite=False, lapack_driver="gesdd")
-    t = s.shape[0] if rank is None else min(rank, s.shape[0])
+    t = min(rank, s.shape[0])
     U = _lift(U_C, U_N[:, :t])
     V = _lift(V_R, Vt_N[:t].T)
     return U.astype(dtype, copy=False), s[:t].astype(dtype), V.T.astype(dtype, copy=False)
 
 
-def _finalize_core(C, R, M, s_c, s_r, core, rank, overwrite, dtype):
-    U_C, _ = _qr(C, overwrite)  # (m, q_c); Q of a copy of C unless overwrite
-    V_R, _ = _qr(R.T, overwrite)  # (n, q_r)
-    SU = _sketch_rows(s_c, U_C)  # S_C U_C, (s_c, q_c)
-    SV = _sketch_rows(s_r, V_R)  # S_R V_R = (V_R^T S_R^T)^T, (s_r, q_r)
-    N = core(np.asarray(M, dtype=np.float64), SU, SV)
-    return _svd_and_lift(U_C, N, V_R, rank, dtype)
+def svd_recover(method, state, rank, *, overwrite=False):
+    """``(U, s, Vt)`` of ``method`` from a filled :class:`~sketchlab.SketchState`.
 
-
-def _finalize_practical(C, R, psi, rank, overwrite, dtype):
-    U_C, _ = _qr(C, overwrite)
-    V_R, T_R = _qr(R.T, overwrite)  # R^T = V_R T_R, so R V_R = T_R^T
-    PU = _sketch_rows(psi, U_C)  # Psi~ U_C, (r, q_c)
-    N = _lstsq(PU, np.asarray(T_R.T, dtype=np.float64))  # (Psi~ U_C)^+ R V_R
-    return _svd_and_lift(U_C, N, V_R, rank, dtype)
+    ``overwrite=True`` lets the QRs and the final products reuse the memory
+    of the range and co-range sketches (the state is spent); otherwise it
+    stays usable (an estimator recovers after every batch).
+    """
+    sketches = state.finalize()
+    C, R = sketches["range"], sketches["co-range"]
+    eps = np.finfo(state.dtype).eps
+    # One BLAS thread for these thin QRs and small solves: next to the
+    # Numba loops, spinning OpenBLAS threads made them several times slower
+    # (QR of a 52396 x 20 C: 0.07 s with one thread, 0.5 s with two).
+    with serial_blas():
+        U_C, _ = _qr(C, overwrite)  # (m, q_c); Q of a copy of C unless overwrite
+        if method == "practical":
+            psi = state.operators("co-range")[0]
+            V_R, T_R = _qr(R.T, overwrite)  # R^T = V_R T_R, so R V_R = T_R^T
+            PU = _sketch_rows(psi, U_C)  # Psi~ U_C, (r, q_c)
+            N = solve_core(PU, T_R.T, eps=eps)  # (Psi~ U_C)^+ R V_R
+        else:
+            V_R, _ = _qr(R.T, overwrite)  # (n, q_r)
+            S_C, S_R = state.operators("core")
+            SU = _sketch_rows(S_C, U_C)  # S_C U_C, (s_c, q_c)
+            SV = _sketch_rows(S_R, V_R)  # S_R V_R = (V_R^T S_R^T)^T, (s_r, q_r)
+            # N = (S_C U_C)^+ M (V_R^T S_R^T)^+: Fast GMR on the bases (eq. (5.3))
+            N = solve_core(SU, sketches["core"], SV.T, eps=eps)
+        return _svd_and_lift(U_C, N, V_R, rank, state.dtype)
 
 
 # ---------------------------------------------------------------------------
@@ -352,23 +203,19 @@ def _finalize_practical(C, R, psi, rank, overwrite, dtype):
 # ---------------------------------------------------------------------------
 
 
-def _check_shape(shape):
-    try:
-        m, n = shape
-    except (TypeError, ValueError):
-        raise TypeError(f"shape must be a pair of ints (m, n), got {shape!r}") from None
-    return check_int(m, "shape[0]", 1), check_int(n, "shape[1]", 1)
-
-
 def _is_matrix(A):
     return sp.issparse(A) or isinstance(A, np.ndarray)
 
 
-class _BlockSource:
-    """Validated blocks ``(X, (i0, j0))`` of A, read once, one at a time."""
+class BlockSource:
+    """Validated blocks ``(X, (i0, j0))`` of A, read once, one at a time.
+
+    ``A`` is a matrix (read in blocks of ``block_size`` along ``axis``) or an
+    iterable of blocks along ``axis`` that must add up to ``shape``.
+    """
 
     def __init__(self, A, axis, block_size, shape):
-        self.axis = axis
+        self.axis = check_axis(axis)
         if shape is None:
             if isinstance(A, collections.abc.Iterator) or (
                 isinstance(A, (list, tuple)) and A and _is_matrix(A[0]) and A[0].ndim == 2
@@ -377,7 +224,7 @@ class _BlockSource:
             A = as_matrix(A, "A")
             self.shape = A.shape
         else:
-            self.shape = _check_shape(shape)
+            self.shape = check_shape(shape)
             if _is_matrix(A):
                 if A.shape != self.shape:
                     raise ValueError(f"shape={tuple(shape)!r} does not match A.shape={A.shape}")
@@ -467,14 +314,16 @@ class _BlockSource:
             )
 
 
-def _run(source, make_state):
-    """One pass over the blocks; ``make_state(dtype)`` builds the state at the
-    first block (float32 blocks keep float32 sketches)."""
+def run_pass(source, sketches):
+    """One pass over the blocks of ``source`` into a new
+    :class:`~sketchlab.SketchState` of ``sketches``; the state takes the
+    dtype of the first block (float32 blocks keep float32 sketches)."""
     state = None
     for X, offsets in source:
         if state is None:
-            state = make_state(result_dtype(X.dtype))
-        state.update(X, offsets)
+            state = SketchState(source.shape, sketches, dtype=result_dtype(X.dtype))
+        with trusted(X):  # validated by the source
+            state.update(X, offsets)
         del X
     return state
 
@@ -484,20 +333,10 @@ def _run(source, make_state):
 # ---------------------------------------------------------------------------
 
 
-def _size(value, name, low, default):
+def _size(value, name, low, high, default):
     if value is None:
         return default
-    return check_int(value, name, low)
-
-
-def _check_k(k, shape):
-    return check_int(k, "k", 1, min(shape))
-
-
-def _check_rank(rank, c, r):
-    if rank is None:
-        return None
-    return check_int(rank, "rank", 1, min(c, r))
+    return check_int(value, name, low, high)
 
 
 def _check_range_sizes(k, c, r):
@@ -505,42 +344,50 @@ def _check_range_sizes(k, c, r):
         raise ValueError(f"k must be <= the sketch sizes c = {c} and r = {r}, got k = {k}")
 
 
+def _check_core_sizes(c, r, s_c, s_r, shape):
+    m, n = shape
+    if not c <= s_c <= m:
+        raise ValueError(
+            f"s_c must be an int in [c, m] = [{c}, {m}] (S_C U_C needs full column rank), "
+            f"got {s_c}"
+        )
+    if not r <= s_r <= n:
+        raise ValueError(
+            f"s_r must be an int in [r, n] = [{r}, {n}] (S_R V_R needs full column rank), "
+            f"got {s_r}"
+        )
+
+
 def _fast_sizes(k, shape, c, r, s_c, s_r):
     m, n = shape
     dim = min(m, n)
-    c = _size(c, "c", 1, min(2 * k, dim))
-    r = _size(r, "r", 1, min(2 * k, dim))
+    c = _size(c, "c", 1, dim, min(2 * k, dim))
+    r = _size(r, "r", 1, dim, min(2 * k, dim))
     _check_range_sizes(k, c, r)
     x = (c + r) / k
-    s_c = _size(s_c, "s_c", 1, max(c, min(m, math.ceil(3 * c * math.sqrt(x)))))
-    s_r = _size(s_r, "s_r", 1, max(r, min(n, math.ceil(3 * r * math.sqrt(x)))))
-    _check_core_sizes(c, r, s_c, s_r)
+    s_c = _size(s_c, "s_c", 1, None, max(c, min(m, math.ceil(3 * c * math.sqrt(x)))))
+    s_r = _size(s_r, "s_r", 1, None, max(r, min(n, math.ceil(3 * r * math.sqrt(x)))))
+    _check_core_sizes(c, r, s_c, s_r, shape)
     return c, r, s_c, s_r
-
-
-def _check_core_sizes(c, r, s_c, s_r):
-    if s_c < c:
-        raise ValueError(f"s_c must be >= c = {c} (S_C U_C needs full column rank), got {s_c}")
-    if s_r < r:
-        raise ValueError(f"s_r must be >= r = {r} (S_R V_R needs full column rank), got {s_r}")
 
 
 def _three_sizes(k, shape, c, r, s_c, s_r):
     m, n = shape
     dim = min(m, n)
-    c = _size(c, "c", 1, min(4 * k + 1, dim))
-    r = _size(r, "r", 1, min(4 * k + 1, dim))
+    c = _size(c, "c", 1, dim, min(4 * k + 1, dim))
+    r = _size(r, "r", 1, dim, min(4 * k + 1, dim))
     _check_range_sizes(k, c, r)
-    s_c = _size(s_c, "s_c", 1, max(c, min(2 * c + 1, m)))
-    s_r = _size(s_r, "s_r", 1, max(r, min(2 * r + 1, n)))
-    _check_core_sizes(c, r, s_c, s_r)
+    s_c = _size(s_c, "s_c", 1, None, max(c, min(2 * c + 1, m)))
+    s_r = _size(s_r, "s_r", 1, None, max(r, min(2 * r + 1, n)))
+    _check_core_sizes(c, r, s_c, s_r, shape)
     return c, r, s_c, s_r
 
 
 def _practical_sizes(k, shape, c, r):
     m, n = shape
-    c = _size(c, "c", 1, min(2 * k + 1, min(m, n)))
-    r = _size(r, "r", 1, max(c, min(2 * c + 1, m)))
+    dim = min(m, n)
+    c = _size(c, "c", 1, dim, min(2 * k + 1, dim))
+    r = _size(r, "r", 1, m, max(c, min(2 * c + 1, m)))
     _check_range_sizes(k, c, r)
     if r < c:
         raise ValueError(
@@ -624,7 +471,7 @@ def three_sketch_svd_sizes(storage, shape, k):
     >>> three_sketch_svd_sizes(10 * 2500 + 42 * 42, (2000, 500), 10)
     (10, 10, 42, 42)
     """
-    m, n = _check_shape(shape)
+    m, n = check_shape(shape)
     k = check_int(k, "k", 1, min(m, n))
     storage = check_int(storage, "storage", 1)
     a = m + n + 4
@@ -650,34 +497,12 @@ _INPUT_DOC = """A : array_like, scipy.sparse matrix, or iterable of blocks
         matrix is itself read in blocks of ``block_size``."""
 
 
-def _check_kinds(range_sketch, core_sketch=None):
-    check_choice(range_sketch, "range_sketch", SVD_SKETCHES)
-    if core_sketch is not None:
-        check_choice(core_sketch, "core_sketch", SVD_SKETCHES)
-
-
-def _core_setup(method, shape, k, c, r, s_c, s_r, range_sketch, core_sketch, rank, rng):
-    """``(rank, (Omega, Psi, S_C, S_R))`` of :func:`fast_sp_svd` (``method``
-    "fast") or :func:`three_sketch_svd` ("three"): the two differ only in
-    their default sizes and their core.  Kinds are checked by the caller."""
-    k = _check_k(k, shape)
-    sizes = _fast_sizes if method == "fast" else _three_sizes
-    c, r, s_c, s_r = sizes(k, shape, c, r, s_c, s_r)
-    rank = _check_rank(rank, c, r)
-    return rank, _make_operators(as_generator(rng), shape, c, r, range_sketch, s_c, s_r,
-                                 core_sketch)
-
-
-def _core_svd(method, A, k, c, r, s_c, s_r, range_sketch, core_sketch, axis, block_size, rank,
-              rng, shape):
-    """One pass over A, then the core of ``method`` ("fast" or "three")."""
-    axis = check_axis(axis)
-    _check_kinds(range_sketch, core_sketch)
-    source = _BlockSource(A, axis, block_size, shape)
-    rank, ops = _core_setup(method, source.shape, k, c, r, s_c, s_r, range_sketch, core_sketch,
-                            rank, rng)
-    state = _run(source, lambda dtype: _SketchState(source.shape, *ops, dtype=dtype))
-    return state.finalize(method, rank=rank, overwrite=True)
+def _single_pass(method, A, k, *, axis, block_size, shape, **params):
+    """One pass over A into the sketches of ``method``, then its recovery."""
+    source = BlockSource(A, axis, block_size, shape)
+    _, rank, sketches = svd_sketches(method, source.shape, k, **params)
+    state = run_pass(source, sketches)
+    return svd_recover(method, state, rank, overwrite=True)
 
 
 def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap-gaussian",
@@ -696,10 +521,12 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
     k : int
         Target rank, ``1 <= k <= min(m, n)`` and ``k <= min(c, r)``.
     c, r : int, optional
-        Range and co-range sketch sizes.  Default ``2k`` each (capped at
-        min(m, n)), the paper's x = (c + r)/k = 4 point.
+        Range and co-range sketch sizes, ``k <= c, r <= min(m, n)``.  Default
+        ``2k`` each (capped at min(m, n)), the paper's x = (c + r)/k = 4 point.
     s_c, s_r : int, optional
-        Core sketch sizes, ``s_c >= c``, ``s_r >= r``.  Default the
+        Core sketch sizes, ``c <= s_c <= m``, ``r <= s_r <= n``.  A size equal
+        to its dimension makes that sketch the identity (exact; a square
+        random sketch could be singular).  Default the
         experiments' rule ``ceil(3 c sqrt(x))`` and ``ceil(3 r sqrt(x))``
         with ``x = (c + r)/k`` (capped at m and n, never below c and r).
     range_sketch : str, default "osnap-gaussian"
@@ -714,8 +541,9 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
     block_size : int, optional
         For a matrix A: columns (or rows) per block; default all at once.
     rank : int, optional
-        Truncate the output to this rank (fixed-rank output); default the
-        sketch rank ``min(c, r, m, n)``.
+        Number of components returned, ``1 <= rank <= min(c, r)``; default
+        k.  ``rank=min(c, r)`` returns the whole sketch rank (the paper's
+        experiments compare methods at that rank).
     rng : None, int or numpy.random.Generator
         Seeds the four operators (SPEC 7).
     shape : (int, int), optional
@@ -728,8 +556,8 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
     s : ndarray of shape (q,)
         Non-negative, non-increasing.
     Vt : ndarray of shape (q, n)
-        Orthonormal rows.  ``q`` is the sketch rank or ``rank``.  float32
-        for float32 input, else float64.
+        Orthonormal rows.  ``q = rank`` (default k).  float32 for float32
+        input, else float64.
 
     Raises
     ------
@@ -760,7 +588,7 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
     >>> A = gen.standard_normal((300, 8)) @ gen.standard_normal((8, 200))
     >>> U, s, Vt = sketchlab.fast_sp_svd(A, 8, rng=0)
     >>> U.shape, s.shape, Vt.shape
-    ((300, 16), (16,), (16, 200))
+    ((300, 8), (8,), (8, 200))
     >>> bool(np.allclose((U * s) @ Vt, A))
     True
 
@@ -771,7 +599,9 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
     >>> bool(np.allclose(s2, s))
     True
     """
-    return _core_svd("fast", A, k, c, r, s_c, s_r, range_sketch, core_sketch, axis, block_size, rank, rng, shape)
+    return _single_pass("fast", A, k, axis=axis, block_size=block_size, shape=shape, c=c, r=r,
+                        s_c=s_c, s_r=s_r, range_sketch=range_sketch, core_sketch=core_sketch,
+                        rank=rank, rng=rng)
 
 
 def practical_sp_svd(A, k, *, c=None, r=None, range_sketch="gaussian", axis=1, block_size=None,
@@ -805,7 +635,7 @@ def practical_sp_svd(A, k, *, c=None, r=None, range_sketch="gaussian", axis=1, b
     U : ndarray of shape (m, q)
     s : ndarray of shape (q,)
     Vt : ndarray of shape (q, n)
-        ``q = min(c, m, n)`` or ``rank``.
+        ``q = rank`` (default k, at most c).
 
     Raises
     ------
@@ -831,20 +661,12 @@ def practical_sp_svd(A, k, *, c=None, r=None, range_sketch="gaussian", axis=1, b
     >>> A = gen.standard_normal((300, 8)) @ gen.standard_normal((8, 200))
     >>> U, s, Vt = sketchlab.practical_sp_svd(A, 8, c=12, r=25, rng=0)
     >>> s.shape
-    (12,)
+    (8,)
     >>> bool(np.allclose((U * s) @ Vt, A))
     True
     """
-    axis = check_axis(axis)
-    _check_kinds(range_sketch)
-    source = _BlockSource(A, axis, block_size, shape)
-    shape_ = source.shape
-    k = _check_k(k, shape_)
-    c, r = _practical_sizes(k, shape_, c, r)
-    rank = _check_rank(rank, c, r)
-    ops = _make_operators(as_generator(rng), shape_, c, r, range_sketch)
-    state = _run(source, lambda dtype: _SketchState(shape_, *ops, dtype=dtype))
-    return state.finalize("practical", rank=rank, overwrite=True)
+    return _single_pass("practical", A, k, axis=axis, block_size=block_size, shape=shape, c=c,
+                        r=r, range_sketch=range_sketch, rank=rank, rng=rng)
 
 
 def three_sketch_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="gaussian",
@@ -887,7 +709,7 @@ def three_sketch_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="
     U : ndarray of shape (m, q)
     s : ndarray of shape (q,)
     Vt : ndarray of shape (q, n)
-        ``q = min(c, r, m, n)`` or ``rank``.
+        ``q = rank`` (default k, at most min(c, r)).
 
     Raises
     ------
@@ -911,11 +733,13 @@ def three_sketch_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="
     >>> A = gen.standard_normal((300, 8)) @ gen.standard_normal((8, 200))
     >>> U, s, Vt = sketchlab.three_sketch_svd(A, 8, rng=0)
     >>> s.shape
-    (33,)
+    (8,)
     >>> bool(np.allclose((U * s) @ Vt, A))
     True
     """
-    return _core_svd("three", A, k, c, r, s_c, s_r, range_sketch, core_sketch, axis, block_size, rank, rng, shape)
+    return _single_pass("three", A, k, axis=axis, block_size=block_size, shape=shape, c=c, r=r,
+                        s_c=s_c, s_r=s_r, range_sketch=range_sketch, core_sketch=core_sketch,
+                        rank=rank, rng=rng)
 
 
 for _f in (fast_sp_svd, practical_sp_svd, three_sketch_svd):

@@ -4,8 +4,10 @@ Each check names the parameter, the constraint and the value received, and
 runs before any kernel does.
 """
 
+import contextvars
 import numbers
 import operator
+from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
@@ -93,7 +95,7 @@ def result_dtype(dtype):
     return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
 
 
-def _check_dtype(dtype, name):
+def check_numeric_dtype(dtype, name):
     if dtype.kind not in "biuf":
         raise TypeError(f"{name} must have a real numeric dtype, got dtype {dtype}")
 
@@ -117,7 +119,7 @@ def check_finite(A, name):
 
 
 def check_compressed(A, name, finite=True):
-    """Check the arrays of a CSR/CSC matrix that the kernels index with
+    """Check the arrays of a CSR/CSC matrix that the compiled loops index with
     (pointers, index range) and, with ``finite``, its values.  scipy's
     constructors do not check index ranges; a corrupt matrix must give an
     error, never a crash."""
@@ -127,10 +129,26 @@ def check_compressed(A, name, finite=True):
     ncols = A.shape[1] if A.format == "csr" else A.shape[0]
     nvec = A.shape[0] if A.format == "csr" else A.shape[1]
     indptr, indices, data = A.indptr, A.indices, A.data
+    for what, arr in (("indptr", indptr), ("indices", indices)):
+        if arr.ndim != 1 or arr.dtype.kind not in "iu":
+            raise TypeError(
+                f"{name}.{what} must be a 1-D integer array, got dtype {arr.dtype} and "
+                f"shape {arr.shape}"
+            )
+    if data.ndim != 1:
+        raise ValueError(f"{name}.data must be 1-D, got shape {data.shape}")
     if indptr.shape[0] != nvec + 1:
-        raise ValueError(f"{name} has an indptr of the wrong length for its shape")
+        raise ValueError(
+            f"{name}.indptr must have length {nvec + 1} for a {A.format.upper()} matrix of "
+            f"shape {A.shape}, got {indptr.shape[0]}"
+        )
+    if indptr[0] != 0:
+        raise ValueError(f"{name}.indptr must start at 0, got indptr[0] = {int(indptr[0])}")
     if not pointers_valid(indptr, min(indices.shape[0], data.shape[0])):
-        raise ValueError(f"{name} has an invalid indptr (not a non-decreasing pointer array)")
+        raise ValueError(
+            f"{name}.indptr must be non-decreasing and end at most at len({name}.indices) = "
+            f"{min(indices.shape[0], data.shape[0])}, got indptr[-1] = {int(indptr[-1])}"
+        )
     lo, hi = int(indptr[0]), int(indptr[-1])  # the entries the kernels read
     finite = finite and data.dtype.kind == "f"
     with threads_for(hi - lo):
@@ -139,6 +157,102 @@ def check_compressed(A, name, finite=True):
         raise ValueError(f"{name} has sparse indices outside [0, {ncols})")
     if nonfinite:
         raise ValueError(f"{name} must not contain NaN or Inf")
+
+
+def check_sparse_structure(A, name):
+    """Check the index arrays of a scipy.sparse ``A`` before anything (scipy's
+    format conversions included) reads through them; dense input passes.
+
+    CSR, CSC and BSR: pointers and index ranges (:func:`check_compressed`,
+    values not checked); COO: row and column ranges.  Other formats (LIL,
+    DOK, DIA) keep their structure in Python objects or offsets that scipy
+    checks itself.
+    """
+    if not sp.issparse(A):
+        return A
+    fmt = A.format
+    if fmt in ("csr", "csc"):
+        check_compressed(A, name, finite=False)
+    elif fmt == "bsr":
+        R, C = A.blocksize
+        blocks = sp.csr_matrix((np.ones(A.indices.shape[0]), A.indices, A.indptr),
+                               shape=(A.shape[0] // R, A.shape[1] // C), copy=False)
+        check_compressed(blocks, f"{name} (BSR blocks)", finite=False)
+        if A.data.ndim != 3 or A.data.shape[0] < A.indices.shape[0]:
+            raise ValueError(f"{name} has a BSR data array of the wrong shape {A.data.shape}")
+    elif fmt == "coo":
+        for axis, coord in enumerate((A.row, A.col)):
+            if coord.dtype.kind not in "iu":
+                raise TypeError(f"{name} has COO indices of dtype {coord.dtype}")
+            if coord.shape != A.data.shape:
+                raise ValueError(f"{name} has COO index and data arrays of different lengths")
+            if coord.size and (coord.min() < 0 or coord.max() >= A.shape[axis]):
+                raise ValueError(
+                    f"{name} has COO {'row' if axis == 0 else 'column'} indices outside "
+                    f"[0, {A.shape[axis]})"
+                )
+    return A
+
+
+# Arrays already validated by as_matrix in the current call, so that an
+# algorithm that checked its input once can hand it to several operators
+# without a second O(nnz) pass (see :func:`trusted`).
+_TRUSTED = contextvars.ContextVar("sketchlab_trusted", default=())
+
+
+@contextmanager
+def trusted(*arrays):
+    """Within this context, :func:`as_matrix` skips the O(nnz) checks (index
+    range, finite values) of exactly these objects.
+
+    For algorithms that validated an input with :func:`as_matrix` and then
+    pass the same object to several operators.  Only the identical objects
+    are trusted (a slice or copy is checked again), and only for the duration
+    of the call, during which the caller holds them unchanged.
+    """
+    token = _TRUSTED.set(_TRUSTED.get() + arrays)
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
+
+
+def _is_trusted(A):
+    return any(A is t for t in _TRUSTED.get())
+
+
+def check_shape(shape, name="shape"):
+    """``(m, n)`` as two ints >= 1."""
+    try:
+        m, n = shape
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a pair of ints (m, n), got {shape!r}") from None
+    return check_int(m, f"{name}[0]", 1), check_int(n, f"{name}[1]", 1)
+
+
+def check_rtol(rtol, name="rtol"):
+    """None, or a real number in [0, 1) (a relative singular-value cutoff)."""
+    if rtol is None:
+        return None
+    if isinstance(rtol, (bool, np.bool_)) or not isinstance(rtol, numbers.Real):
+        raise TypeError(f"{name} must be None or a real number in [0, 1), got {rtol!r}")
+    value = float(rtol)
+    if not (np.isfinite(value) and 0.0 <= value < 1.0):
+        raise ValueError(f"{name} must be None or a number in [0, 1), got {rtol!r}")
+    return value
+
+
+def check_out(out, shape, dtype, name="out"):
+    """A writable ndarray of exactly ``shape`` and ``dtype`` to write results into."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{name} must be a numpy.ndarray, got {type(out).__name__}")
+    if out.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {out.shape}")
+    if out.dtype != dtype:
+        raise ValueError(f"{name} must have dtype {np.dtype(dtype)}, got {out.dtype}")
+    if not out.flags.writeable:
+        raise ValueError(f"{name} must be writable")
+    return out
 
 
 def as_matrix(A, name, *, allow_1d=False, sparse=True, finite=True, copy=False):
@@ -157,8 +271,9 @@ def as_matrix(A, name, *, allow_1d=False, sparse=True, finite=True, copy=False):
         if A.ndim != 2:
             raise ValueError(f"{name} must be 2-D, got {A.ndim}-D")
         if A.format not in ("csr", "csc"):
+            check_sparse_structure(A, name)  # before scipy converts through its indices
             A = A.tocsr()
-        _check_dtype(A.dtype, name)
+        check_numeric_dtype(A.dtype, name)
         dtype = result_dtype(A.dtype)
         if A.dtype != dtype:
             A = A.astype(dtype)
@@ -174,7 +289,7 @@ def as_matrix(A, name, *, allow_1d=False, sparse=True, finite=True, copy=False):
         arr = np.asarray(A)
         if arr.dtype == object:
             raise TypeError(f"{name} must be numeric, got an array of Python objects")
-        _check_dtype(arr.dtype, name)
+        check_numeric_dtype(arr.dtype, name)
         if arr.ndim != 2 and not (allow_1d and arr.ndim == 1):
             want = "1-D or 2-D" if allow_1d else "2-D"
             raise ValueError(f"{name} must be {want}, got an array of shape {arr.shape}")
@@ -186,6 +301,8 @@ def as_matrix(A, name, *, allow_1d=False, sparse=True, finite=True, copy=False):
         elif copy:
             arr = arr.copy(order="K")
         A = arr
+    if _is_trusted(A):
+        return A
     if sp.issparse(A):
         check_compressed(A, name, finite)
     elif finite:

@@ -42,9 +42,7 @@ this machine:
 True
 """
 
-import contextlib
 import operator
-import threading
 
 import numpy as np
 
@@ -60,11 +58,14 @@ except ImportError as exc:  # pragma: no cover - dask is an optional extra
     ) from exc
 
 from . import _svd
-from ._validation import _check_dtype, as_generator, as_matrix, check_axis, result_dtype
-from ._operators import SketchOperator, _sketch_both_valid
+from ._operators import SketchOperator
 from ._operators import sketch_both as _sketch_both
+from ._sketch_state import SketchState
+from ._validation import as_matrix, check_axis, check_numeric_dtype, check_shape, result_dtype
+from ._validation import trusted
 
-__all__ = ["sketch", "sketch_both", "fast_sp_svd", "practical_sp_svd", "three_sketch_svd"]
+__all__ = ["sketch", "sketch_both", "sketch_state", "fast_sp_svd", "practical_sp_svd",
+           "three_sketch_svd"]
 
 # Partial sketches summed by one reduction task: a tree of depth
 # log_8(chunks), and at most 9 partials in a worker's memory per task.
@@ -94,47 +95,30 @@ def _check_array(A, name="A"):
             f"{name} has unknown chunk sizes (shape {A.shape}); call {name}.compute_chunk_sizes() "
             "first: each chunk needs its offsets"
         )
-    _check_dtype(np.dtype(A.dtype), name)
+    check_numeric_dtype(np.dtype(A.dtype), name)
     return result_dtype(A.dtype)
 
 
 def _check_svd_input(A, axis, block_size, shape):
-    """(shape, dtype) of a dask A for the SVDs; ``axis`` is checked but the
+    """The shape of a dask A for the SVDs; ``axis`` is checked but the
     chunks are the blocks."""
     check_axis(axis)
-    dtype = _check_array(A)
+    _check_array(A)
     if block_size is not None:
         raise ValueError(
             "block_size applies to an in-memory A; the chunks of a dask array are its blocks "
             f"(rechunk A instead), got block_size={block_size!r}"
         )
-    if shape is not None and tuple(_svd._check_shape(shape)) != A.shape:
+    if shape is not None and tuple(check_shape(shape)) != A.shape:
         raise ValueError(f"shape={tuple(shape)!r} does not match A.shape={A.shape}")
     if min(A.shape) < 1:
         raise ValueError(f"A must have at least one row and one column, got shape {A.shape}")
-    return A.shape, dtype
+    return A.shape
 
 
 # ---------------------------------------------------------------------------
 # Tasks (run on the workers)
 # ---------------------------------------------------------------------------
-
-_KERNEL_LOCK = threading.Lock()
-
-
-def _kernel_guard():
-    """Serialize the kernels of concurrent tasks of one process when Numba
-    runs its "workqueue" threading layer, which aborts the process when two
-    threads launch parallel kernels at once (threaded scheduler, several
-    threads per worker).  The omp and tbb layers are thread-safe."""
-    import numba
-
-    try:
-        layer = numba.threading_layer()
-    except ValueError:  # no parallel kernel launched yet in this process
-        layer = None
-    return _KERNEL_LOCK if layer in (None, "workqueue") else contextlib.nullcontext()
-
 
 def _as_block(raw, where, shape, dtype):
     """The chunk at grid position ``where`` checked (finite values, valid
@@ -149,49 +133,32 @@ def _as_block(raw, where, shape, dtype):
 def _sketch_chunk(raw, where, offsets, shape, payload, dtype):
     """``S[:, i0:i0+h] X`` (axis 0) or ``X S[:, j0:j0+w]^T`` (axis 1)."""
     S, axis = payload
-    with _kernel_guard():
-        block = _as_block(raw, where, shape, dtype)
-        if 0 in shape:  # an empty chunk adds nothing
-            out_shape = (S.sketch_size, shape[1]) if axis == 0 else (shape[0], S.sketch_size)
-            return np.zeros(out_shape, dtype)
-        return S._apply_valid(block, axis, offsets[axis])  # checked by _as_block
+    block = _as_block(raw, where, shape, dtype)
+    if 0 in shape:  # an empty chunk adds nothing
+        out_shape = (S.sketch_size, shape[1]) if axis == 0 else (shape[0], S.sketch_size)
+        return np.zeros(out_shape, dtype)
+    with trusted(block):  # checked by _as_block
+        return S.apply(block, axis, offset=offsets[axis])
 
 
 def _both_chunk(raw, where, offsets, shape, ops, dtype):
     """``S1[:, i0:i0+h] X S2[:, j0:j0+w]^T``."""
     S1, S2 = ops
-    with _kernel_guard():
-        block = _as_block(raw, where, shape, dtype)
-        if 0 in shape:
-            return np.zeros((S1.sketch_size, S2.sketch_size), dtype)
-        return _sketch_both_valid(S1, block, S2, *offsets)  # checked by _as_block
+    block = _as_block(raw, where, shape, dtype)
+    if 0 in shape:
+        return np.zeros((S1.sketch_size, S2.sketch_size), dtype)
+    with trusted(block):  # checked by _as_block
+        return _sketch_both(S1, block, S2, offsets=offsets)
 
 
-def _svd_chunk(raw, where, offsets, shape, ops, dtype):
-    """The chunk's shares of the three sketches, from one read of it:
-    ``(C_part, R_part, M_part)`` with::
-
-        C[i0:i0+h]     += C_part = X Omega[:, j0:j0+w]^T            (h x c)
-        R[:, j0:j0+w]  += R_part = Psi[:, i0:i0+h] X                (r x w)
-        M              += M_part = S_C[:, i0:i0+h] X S_R[:, j0:j0+w]^T
-
-    the updates of ``sketchlab.svd._SketchState.update`` with the same
-    helpers, written to arrays the size of the chunk's shares (the state
-    holds the whole of C and R)."""
-    omega, psi, s_c, s_r = ops
-    i0, j0 = offsets
-    C = np.zeros((shape[0], omega.sketch_size), dtype, order="F")
-    R = np.zeros((psi.sketch_size, shape[1]), dtype)
-    M = None if s_c is None else np.zeros((s_c.sketch_size, s_r.sketch_size), dtype)
-    budget = max(_svd._MIN_BUDGET, (C.nbytes + R.nbytes) // 4)
-    with _kernel_guard():
-        block = _as_block(raw, where, shape, dtype)
-        if 0 not in shape:
-            _svd._add_right(C, block, omega, j0, budget)
-            _svd._add_left(R, block, psi, i0, budget)
-            if M is not None:
-                M += _sketch_both_valid(s_c, block, s_r, i0, j0)
-    return C, R, M
+def _state_chunk(raw, where, offsets, shape, state, dtype):
+    """The chunk's shares of every sketch of ``state`` (a SketchState with
+    no arrays yet), from one read of the chunk: rows [i0, i0+h) of the range
+    sketches, columns [j0, j0+w) of the co-range sketches, all of the core
+    sketches (``SketchState.block_sketches``)."""
+    block = _as_block(raw, where, shape, dtype)
+    with trusted(block):  # checked by _as_block
+        return state.block_sketches(block, offsets)
 
 
 def _add(*parts):
@@ -222,7 +189,7 @@ class _Pass:
     task made a layer per task, and culling those cost time quadratic in the
     number of chunks: 48 s of graph work for 5,000 chunks.)"""
 
-    def __init__(self, A, name, func, payload, dtype, nout=1):
+    def __init__(self, A, name, func, payload, dtype, outputs=None):
         self.name = name
         self.blocks = A.to_delayed()  # keys of the (optimized) chunks, one shared graph
         self.payload = dask.delayed(payload, name=f"{name}-operators", traverse=False)
@@ -234,10 +201,10 @@ class _Pass:
                 key = (f"{name}-chunk", bi, bj)
                 self.dsk[key] = (func, self.blocks[bi, bj].key, (bi, bj), (i0, j0), (h, w),
                                  self.payload.key, dtype)
-                if nout > 1:  # one key per output, picked where the chunk's result lies
-                    parts = tuple((f"{name}-part{t}", bi, bj) for t in range(nout))
-                    for t, part in enumerate(parts):
-                        self.dsk[part] = (operator.getitem, key, t)
+                if outputs is not None:  # one key per named output of the chunk's task
+                    parts = {out: (f"{name}-{out}", bi, bj) for out in outputs}
+                    for out, part in parts.items():
+                        self.dsk[part] = (operator.getitem, key, out)
                     key = parts
                 line.append(key)
             self.grid.append(line)
@@ -359,7 +326,7 @@ def sketch(S, A, axis=0, *, scheduler=None):
             f"A.shape[{axis}] must equal S.input_dim = {S.input_dim}, got A of shape "
             f"{A.shape if not vector else (A.shape[axis],)}"
         )
-    name = "sketchlab-sketch-" + tokenize(A, axis, S._identity())
+    name = "sketchlab-sketch-" + tokenize(A, axis, S)
     graph = _Pass(A, name, _sketch_chunk, (S, axis), dtype)
     # the output block of chunk (bi, bj) is column block bj (axis 0) or row block bi (axis 1)
     lines = list(zip(*graph.grid)) if axis == 0 else graph.grid
@@ -433,7 +400,7 @@ def sketch_both(S1, A, S2, *, scheduler=None):
             f"got {A.shape}"
         )
     ops = (S1, S2)
-    name = "sketchlab-sketch-both-" + tokenize(A, S1._identity(), S2._identity())
+    name = "sketchlab-sketch-both-" + tokenize(A, S1, S2)
     graph = _Pass(A, name, _both_chunk, ops, dtype)
     total = graph.tree_sum([key for line in graph.grid for key in line], "M")
     (M,) = graph.compute([total], scheduler)
@@ -445,34 +412,82 @@ def sketch_both(S1, A, S2, *, scheduler=None):
 # ---------------------------------------------------------------------------
 
 
-def _sketch_pass(A, ops, dtype, scheduler, method):
-    """One pass over the chunks of A: the full ``_SketchState`` (C, R, M)."""
-    name = f"sketchlab-{method}-svd-" + tokenize(
-        A, tuple(None if op is None else op._identity() for op in ops)
+def sketch_state(A, sketches, *, scheduler=None):
+    """One pass over the chunks of a dask array into a filled
+    :class:`~sketchlab.SketchState` of ``sketches``.
+
+    Each chunk is read once, by one task that computes its shares of every
+    sketch (``SketchState.block_sketches``); the shares are summed in fixed
+    trees (fan-in 8): a range sketch ``(None, R)`` per row block of chunks, a
+    co-range sketch ``(L, None)`` per column block, a core sketch over all
+    chunks.  Only the sketches reach the client.
+
+    Parameters
+    ----------
+    A : dask.array.Array of shape (m, n)
+        Dense or scipy.sparse chunks with known sizes.
+    sketches : dict of str -> (SketchOperator or None, SketchOperator or None)
+        As for :class:`~sketchlab.SketchState`.
+    scheduler : str, Client or executor, optional
+        As in :func:`sketch`.
+
+    Returns
+    -------
+    SketchState
+        The same sketches as ``SketchState(A.shape, sketches).update(A)`` in
+        memory, up to the rounding of the partial sums.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, sketchlab
+    >>> X = np.random.default_rng(0).standard_normal((600, 40))
+    >>> A = da.from_array(X, chunks=(150, 20))
+    >>> sketches = {"range": (None, sketchlab.CountSketch(5, 40, rng=1)),
+    ...             "co-range": (sketchlab.GaussianSketch(6, 600, rng=2), None)}
+    >>> state = sketchlab.dask.sketch_state(A, sketches, scheduler="sync")
+    >>> bool(np.allclose(state["co-range"], sketches["co-range"][0] @ X))
+    True
+    """
+    if not _is_dask_array(A):
+        raise TypeError(f"A must be a dask array, got {type(A).__name__}")
+    dtype = _check_array(A)
+    template = SketchState(A.shape, sketches, dtype=dtype)  # checks the operators
+    name = "sketchlab-sketch-state-" + tokenize(
+        A, sorted((key, left, right) for key, (left, right) in sketches.items())
     )
-    graph = _Pass(A, name, _svd_chunk, ops, dtype, nout=3)
-    C_rows = [graph.tree_sum([keys[0] for keys in line], f"C{bi}")
-              for bi, line in enumerate(graph.grid)]
-    R_cols = [graph.tree_sum([keys[1] for keys in line], f"R{bj}")
-              for bj, line in enumerate(zip(*graph.grid))]
-    M = None
-    if ops[2] is not None:
-        M = graph.tree_sum([keys[2] for line in graph.grid for keys in line], "M")
-    C_rows, R_cols, M = graph.compute([C_rows, R_cols, M], scheduler)
-    return _merge(_svd._SketchState(A.shape, *ops, dtype=dtype), A.chunks, C_rows, R_cols, M)
-
-
-def _merge(state, chunks, C_rows, R_cols, M):
-    """Add the reduced row blocks of C, column blocks of R and M to ``state``
-    (zero so far); the blocks are released as they are placed."""
-    for i0, h in reversed(_bounds(chunks[0])):
-        state.C[i0:i0 + h] += C_rows.pop()
-    for j0, w in reversed(_bounds(chunks[1])):
-        state.R[:, j0:j0 + w] += R_cols.pop()
-    if state.M is not None:
-        state.M += M
-    state.rows_seen = state.shape[0]
+    graph = _Pass(A, name, _state_chunk, template, dtype, outputs=template.names)
+    row_bounds, col_bounds = _bounds(A.chunks[0]), _bounds(A.chunks[1])
+    plan = []  # (name, offsets, block shape, key of the summed shares)
+    for key in template.names:
+        axis = template.share_axis(key)
+        if axis == 0:
+            for bi, line in enumerate(graph.grid):
+                (i0, h) = row_bounds[bi]
+                plan.append((key, (i0, 0), (h, A.shape[1]),
+                             graph.tree_sum([parts[key] for parts in line], f"{key}-{bi}")))
+        elif axis == 1:
+            for bj, line in enumerate(zip(*graph.grid)):
+                (j0, w) = col_bounds[bj]
+                plan.append((key, (0, j0), (A.shape[0], w),
+                             graph.tree_sum([parts[key] for parts in line], f"{key}-{bj}")))
+        else:
+            everything = [parts[key] for line in graph.grid for parts in line]
+            plan.append((key, (0, 0), A.shape, graph.tree_sum(everything, key)))
+    (parts,) = graph.compute([[entry[3] for entry in plan]], scheduler)
+    state = template
+    for (key, offsets, block_shape, _), part in zip(plan, parts):
+        state.add_block_sketches({key: part}, offsets, block_shape)
     return state
+
+
+def _single_pass(method, A, k, *, axis, block_size, shape, scheduler, **params):
+    """The single-pass SVD ``method`` of a dask A: the in-memory sizes and
+    operators (same ``rng``, same draws), one pass over the chunks, the
+    in-memory recovery."""
+    shape = _check_svd_input(A, axis, block_size, shape)
+    _, rank, sketches = _svd.svd_sketches(method, shape, k, **params)
+    state = sketch_state(A, sketches, scheduler=scheduler)
+    return _svd.svd_recover(method, state, rank, overwrite=True)
 
 
 _DASK_INPUT_DOC = """A : dask.array.Array of shape (m, n)
@@ -487,7 +502,7 @@ _DASK_COMMON_DOC = """axis : {0, 1}, default 1
     block_size : int, optional
         For in-memory input only (rechunk a dask A instead).
     rank : int, optional
-        Truncate the output to this rank; default the sketch rank.
+        Number of components returned, up to ``min(c, r)``; default k.
     rng : None, int or numpy.random.Generator
         Seeds the operators, drawn in the same order as in memory, so the
         result equals the in-memory one for the same ``rng``.
@@ -548,7 +563,7 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
     U : ndarray of shape (m, q)
     s : ndarray of shape (q,)
     Vt : ndarray of shape (q, n)
-        As :func:`sketchlab.fast_sp_svd`: ``q`` the sketch rank or ``rank``;
+        As :func:`sketchlab.fast_sp_svd`: ``q = rank`` (default k);
         float32 for float32 A, else float64.
 
     {raises}
@@ -578,12 +593,9 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
         return _svd.fast_sp_svd(A, k, c=c, r=r, s_c=s_c, s_r=s_r, range_sketch=range_sketch,
                                 core_sketch=core_sketch, axis=axis, block_size=block_size,
                                 rank=rank, rng=rng, shape=shape)
-    shape, dtype = _check_svd_input(A, axis, block_size, shape)
-    _svd._check_kinds(range_sketch, core_sketch)
-    rank, ops = _svd._core_setup("fast", shape, k, c, r, s_c, s_r, range_sketch, core_sketch,
-                                 rank, rng)
-    state = _sketch_pass(A, ops, dtype, scheduler, "fast")
-    return state.finalize("fast", rank=rank, overwrite=True)
+    return _single_pass("fast", A, k, axis=axis, block_size=block_size, shape=shape,
+                        scheduler=scheduler, c=c, r=r, s_c=s_c, s_r=s_r,
+                        range_sketch=range_sketch, core_sketch=core_sketch, rank=rank, rng=rng)
 
 
 def practical_sp_svd(A, k, *, c=None, r=None, range_sketch="gaussian", axis=1, block_size=None,
@@ -632,21 +644,16 @@ def practical_sp_svd(A, k, *, c=None, r=None, range_sketch="gaussian", axis=1, b
     >>> A = da.from_array(X, chunks=(200, 300))
     >>> U, s, Vt = sketchlab.dask.practical_sp_svd(A, 8, c=12, r=25, rng=0, scheduler="sync")
     >>> s.shape
-    (12,)
+    (8,)
     >>> bool(np.allclose((U * s) @ Vt, X))
     True
     """
     if not _is_dask_array(A):
         return _svd.practical_sp_svd(A, k, c=c, r=r, range_sketch=range_sketch, axis=axis,
                                      block_size=block_size, rank=rank, rng=rng, shape=shape)
-    shape, dtype = _check_svd_input(A, axis, block_size, shape)
-    _svd._check_kinds(range_sketch)
-    k = _svd._check_k(k, shape)
-    c, r = _svd._practical_sizes(k, shape, c, r)
-    rank = _svd._check_rank(rank, c, r)
-    ops = _svd._make_operators(as_generator(rng), shape, c, r, range_sketch)
-    state = _sketch_pass(A, ops, dtype, scheduler, "practical")
-    return state.finalize("practical", rank=rank, overwrite=True)
+    return _single_pass("practical", A, k, axis=axis, block_size=block_size, shape=shape,
+                        scheduler=scheduler, c=c, r=r, range_sketch=range_sketch, rank=rank,
+                        rng=rng)
 
 
 def three_sketch_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="gaussian",
@@ -696,7 +703,7 @@ def three_sketch_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="
     >>> A = da.from_array(X, chunks=(150, 300))
     >>> U, s, Vt = sketchlab.dask.three_sketch_svd(A, 8, rng=0, scheduler="sync")
     >>> s.shape
-    (33,)
+    (8,)
     >>> bool(np.allclose((U * s) @ Vt, X))
     True
     """
@@ -704,12 +711,9 @@ def three_sketch_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="
         return _svd.three_sketch_svd(A, k, c=c, r=r, s_c=s_c, s_r=s_r, range_sketch=range_sketch,
                                      core_sketch=core_sketch, axis=axis, block_size=block_size,
                                      rank=rank, rng=rng, shape=shape)
-    shape, dtype = _check_svd_input(A, axis, block_size, shape)
-    _svd._check_kinds(range_sketch, core_sketch)
-    rank, ops = _svd._core_setup("three", shape, k, c, r, s_c, s_r, range_sketch, core_sketch,
-                                 rank, rng)
-    state = _sketch_pass(A, ops, dtype, scheduler, "three")
-    return state.finalize("three", rank=rank, overwrite=True)
+    return _single_pass("three", A, k, axis=axis, block_size=block_size, shape=shape,
+                        scheduler=scheduler, c=c, r=r, s_c=s_c, s_r=s_r,
+                        range_sketch=range_sketch, core_sketch=core_sketch, rank=rank, rng=rng)
 
 
 for _f in (fast_sp_svd, practical_sp_svd, three_sketch_svd):

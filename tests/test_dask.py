@@ -406,7 +406,7 @@ def test_bad_input_before_any_task(tmp_path):
         sldask.sketch(S, A, axis=2)
     with pytest.raises(ValueError, match="k must be an int in"):
         sldask.fast_sp_svd(A, N + 1)
-    with pytest.raises(ValueError, match="s_c must be >= c"):
+    with pytest.raises(ValueError, match=r"s_c must be an int in \[c, m\]"):
         sldask.three_sketch_svd(A, 4, c=10, s_c=5)
     with pytest.raises(ValueError, match="range_sketch must be one of"):
         sldask.practical_sp_svd(A, 4, range_sketch="nope")

@@ -222,9 +222,14 @@ def test_fast_gmr_sketch_size_forms():
     S_C, S_R = operators("countsketch", 18, 18, C, R, seed=0)
     for size in (None, 18, (18, 18), [18, 18]):
         assert np.array_equal(X, fast_gmr(A, C, R, sketch=(S_C, S_R), sketch_size=size))
-    # sizes above the dimension are valid sketches for every kind but SRHT
+    assert np.array_equal(X, fast_gmr(A, C, R, sketch_size=np.array(18), rng=0))
+    # a sketch as large as A is no cheaper than gmr: sizes are capped at the
+    # dimensions (at the power of two above them for SRHT)
+    m, n = A.shape
     for kind in ("countsketch", "gaussian", "uniform"):
-        assert fast_gmr(A, C, R, sketch_size=(100, 80), sketch=kind, rng=0).shape == (5, 4)
+        assert fast_gmr(A, C, R, sketch_size=(m, n), sketch=kind, rng=0).shape == (5, 4)
+        with pytest.raises(ValueError, match=rf"sketch_size\[0\] \(s_c\) must be an int in \[1, {m}\]"):
+            fast_gmr(A, C, R, sketch_size=(m + 1, n), sketch=kind, rng=0)
     assert fast_gmr(A, C, R, sketch_size=(64, 64), sketch="srht", rng=0).shape == (5, 4)
 
 
@@ -433,9 +438,10 @@ S_R0 = sl.CountSketch(16, 50, rng=1)
 SIZE = r"sketch_size\[0\] \(s_c\) must be an int"
 BAD_SKETCHES = [
     (dict(sketch="countsketch"), ValueError, "sketch_size is required when sketch is a kind name"),
-    (dict(sketch_size=0), ValueError, SIZE + r" in \[1, inf\], got 0"),
+    (dict(sketch_size=0), ValueError, SIZE + r" in \[1, 60\], got 0"),
     (dict(sketch_size=(10, -1)), ValueError,
-     r"sketch_size\[1\] \(s_r\) must be an int in \[1, inf\]"),
+     r"sketch_size\[1\] \(s_r\) must be an int in \[1, 50\]"),
+    (dict(sketch_size=(61, 10)), ValueError, SIZE + r" in \[1, 60\], got 61"),
     (dict(sketch_size=(10, 10, 10)), ValueError, "sketch_size must be an int or a pair"),
     (dict(sketch_size=2.5), TypeError, SIZE),
     (dict(sketch_size=(65, 10), sketch="srht"), ValueError, SIZE + r" in \[1, 64\], got 65"),

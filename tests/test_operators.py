@@ -192,7 +192,8 @@ def test_add_right_csc_in_place(kind, dtype):
     out = np.asfortranarray(np.random.default_rng(1).standard_normal((25, 6)).astype(dtype))
     expected = out + A.toarray() @ dense_of(S)[:, 7:18].T
     before = out.__array_interface__["data"][0]
-    S._add_right_csc(out, A, 7)
+    result = S.apply(A, axis=1, offset=7, out=out, accumulate=True)
+    assert result is out
     assert out.__array_interface__["data"][0] == before and out.dtype == dtype
     np.testing.assert_allclose(out, expected, **tol(dtype))
 
@@ -556,8 +557,8 @@ def test_dense_kind_applies_one_generation_to_several_arrays(axis):
     S = sl.GaussianSketch(5, 40, rng=3)
     D = np.random.default_rng(0).standard_normal((40, 7) if axis == 0 else (7, 40))
     X = random_sparse(*D.shape, 0.3, seed=1, dtype=np.float32)
-    together = S._apply_blocks_many([D, X], axis)
+    together = S.apply_many([D, X], axis)
     for array, result in zip([D, X], together):
-        alone = S._apply_blocks(array, axis, 0)
+        alone = S.apply(array, axis)
         assert result.dtype == alone.dtype
         np.testing.assert_array_equal(result, alone)

@@ -12,7 +12,6 @@ import scipy.sparse as sp
 
 import sketchlab as sl
 from sketchlab import _svd as svd_mod
-from sketchlab._validation import as_generator
 
 from .reference import (
     dense_of,
@@ -27,7 +26,9 @@ KINDS = ["osnap-gaussian", "gaussian", "countsketch", "osnap", "srht"]
 
 
 def run(method, A, k, kind="gaussian", **kw):
-    """One of the three functions with comparable sizes (c = 2k, r = 3k)."""
+    """One of the three functions with comparable sizes (c = 2k, r = 3k), at
+    the sketch rank 2k unless ``rank=`` says otherwise."""
+    kw.setdefault("rank", 2 * k)
     if method == "fast":
         kw = {"c": 2 * k, "r": 3 * k, "s_c": 6 * k, "s_r": 8 * k, "core_sketch": kind, **kw}
         return sl.fast_sp_svd(A, k, range_sketch=kind, **kw)
@@ -123,21 +124,22 @@ def test_state_of_a_grid_of_blocks_adds_up(dense_input):
     """Partial states of the chunks of a 2-D grid, merged, give the one-pass result."""
     A = dense_input
     m, n = A.shape
-    ops = svd_mod._make_operators(as_generator(2), A.shape, 10, 15, "osnap-gaussian", 30, 40,
-                                  "osnap")
-    whole = svd_mod._SketchState(A.shape, *ops)
+    _, rank, sketches = svd_mod.svd_sketches(
+        "fast", A.shape, 5, c=10, r=15, s_c=30, s_r=40, range_sketch="osnap-gaussian",
+        core_sketch="osnap", rng=2)
+    whole = sl.SketchState(A.shape, sketches)
     whole.update(A)
-    merged = svd_mod._SketchState(A.shape, *ops)
+    merged = sl.SketchState(A.shape, sketches)
     for i0, i1 in [(0, 40), (40, m)]:
         for j0, j1 in [(0, 25), (25, 26), (26, n)]:
-            part = svd_mod._SketchState(A.shape, *ops)
+            part = sl.SketchState(A.shape, sketches)
             part.update(A[i0:i1, j0:j1], (i0, j0))
             merged.merge(part)
-    for name in ("C", "R", "M"):
-        np.testing.assert_allclose(getattr(merged, name), getattr(whole, name), rtol=0,
-                                   atol=1e-12 * np.abs(getattr(whole, name)).max())
-    assert_same_svd(merged.finalize("fast"), sl.fast_sp_svd(A, 5, c=10, r=15, s_c=30, s_r=40,
-                                                            rng=2), 1e-10)
+    for name in ("range", "co-range", "core"):
+        np.testing.assert_allclose(merged[name], whole[name], rtol=0,
+                                   atol=1e-12 * np.abs(whole[name]).max())
+    assert_same_svd(svd_mod.svd_recover("fast", merged, rank),
+                    sl.fast_sp_svd(A, 5, c=10, r=15, s_c=30, s_r=40, rng=2), 1e-10)
 
 
 # ---- the direct NumPy implementations --------------------------------------------
@@ -148,17 +150,24 @@ def test_state_of_a_grid_of_blocks_adds_up(dense_input):
 def test_matches_direct_numpy_implementations(kind, sparse):
     A = sparse_matrix(64, 48, 0.2, seed=6) if sparse else low_rank_plus_noise(64, 48, 8, 0.05, 6)
     k, c, r, s_c, s_r = 4, 8, 12, 24, 30
-    gen_args = (A.shape, c, r, kind, s_c, s_r, kind)
-    Omega, Psi, S_C, S_R = (dense_of(op) for op in svd_mod._make_operators(as_generator(9),
-                                                                           *gen_args))
+    _, _, sketches = svd_mod.svd_sketches("fast", A.shape, k, c=c, r=r, s_c=s_c, s_r=s_r,
+                                          range_sketch=kind, core_sketch=kind, rng=9)
+    (_, Omega), (Psi, _), (S_C, S_R) = (sketches[name] for name in ("range", "co-range", "core"))
+    Omega, Psi, S_C, S_R = (dense_of(op) for op in (Omega, Psi, S_C, S_R))
     got = sl.fast_sp_svd(A, k, c=c, r=r, s_c=s_c, s_r=s_r, range_sketch=kind, core_sketch=kind,
-                         rng=9)
+                         rng=9, rank=c)
     assert_same_svd(got, fast_sp_svd_dense(A, Omega, Psi, S_C, S_R), 1e-10)
     got = sl.three_sketch_svd(A, k, c=c, r=r, s_c=s_c, s_r=s_r, range_sketch=kind,
-                              core_sketch=kind, rng=9)
+                              core_sketch=kind, rng=9, rank=c)
     assert_same_svd(got, three_sketch_svd_dense(A, Omega, Psi, S_C, S_R), 1e-10)
-    got = sl.practical_sp_svd(A, k, c=c, r=r, range_sketch=kind, rng=9)
+    got = sl.practical_sp_svd(A, k, c=c, r=r, range_sketch=kind, rng=9, rank=c)
     assert_same_svd(got, practical_sp_svd_dense(A, Omega, Psi), 1e-10)
+    # the default is k components: the leading ones of the sketch-rank output
+    U, s, Vt = sl.fast_sp_svd(A, k, c=c, r=r, s_c=s_c, s_r=s_r, range_sketch=kind,
+                              core_sketch=kind, rng=9)
+    assert U.shape == (64, k) and s.shape == (k,) and Vt.shape == (k, 48)
+    U0, s0, Vt0 = fast_sp_svd_dense(A, Omega, Psi, S_C, S_R)
+    assert_same_svd((U, s, Vt), (U0[:, :k], s0[:k], Vt0[:k]), 1e-10)
 
 
 def test_fast_and_three_sketch_share_the_recovery_formula(dense_input):
@@ -222,10 +231,11 @@ def test_zero_matrix_gives_zero_singular_values(method):
 def test_same_seed_same_result_and_defaults(dense_input):
     U, s, Vt = sl.fast_sp_svd(dense_input, 5, rng=7)
     U2, s2, Vt2 = sl.fast_sp_svd(dense_input, 5, rng=np.random.default_rng(7))
-    assert s.shape == (10,)  # default c = r = 2k
+    assert s.shape == (5,)  # k components by default
     np.testing.assert_array_equal(s, s2)
-    assert sl.practical_sp_svd(dense_input, 5, rng=1)[1].shape == (11,)  # c = 2k + 1
-    assert sl.three_sketch_svd(dense_input, 5, rng=1)[1].shape == (21,)  # c = 4k + 1
+    assert sl.fast_sp_svd(dense_input, 5, rng=7, rank=10)[1].shape == (10,)  # c = r = 2k
+    assert sl.practical_sp_svd(dense_input, 5, rng=1, rank=11)[1].shape == (11,)  # c = 2k + 1
+    assert sl.three_sketch_svd(dense_input, 5, rng=1, rank=21)[1].shape == (21,)  # c = 4k + 1
 
 
 def test_size_rules():
@@ -305,9 +315,9 @@ def test_bad_sizes(dense_input):
     A = dense_input
     with pytest.raises(ValueError, match="sketch sizes c = 4 and r = 8, got k = 5"):
         sl.fast_sp_svd(A, 5, c=4, r=8)
-    with pytest.raises(ValueError, match="s_c must be >= c = 10"):
+    with pytest.raises(ValueError, match=r"s_c must be an int in \[c, m\] = \[10, 90\]"):
         sl.fast_sp_svd(A, 5, c=10, r=10, s_c=9)
-    with pytest.raises(ValueError, match="s_r must be >= r = 12"):
+    with pytest.raises(ValueError, match=r"s_r must be an int in \[r, n\] = \[12, "):
         sl.three_sketch_svd(A, 5, c=10, r=12, s_r=11)
     with pytest.raises(ValueError, match="needs r >= c"):
         sl.practical_sp_svd(A, 5, c=12, r=10)
@@ -347,13 +357,14 @@ def test_peak_memory_over_column_blocks(fmt, range_sketch, monkeypatch):
     (hash range sketches add CSC blocks into C in place)."""
     m, n, width, k = 3000, 2000, 100, 10
     made = []
-    make_operators = svd_mod._make_operators
+    svd_sketches = svd_mod.svd_sketches
 
     def recording(*args, **kwargs):
-        made.append(make_operators(*args, **kwargs))
-        return made[-1]
+        result = svd_sketches(*args, **kwargs)
+        made.append([op for pair in result[2].values() for op in pair if op is not None])
+        return result
 
-    monkeypatch.setattr(svd_mod, "_make_operators", recording)
+    monkeypatch.setattr(svd_mod, "svd_sketches", recording)
 
     def blocks():
         gen = np.random.default_rng(0)
@@ -388,7 +399,7 @@ def test_peak_memory_over_column_blocks(fmt, range_sketch, monkeypatch):
     bound = 1.5 * (sketches + operators) + block_bytes
     print(f"\n{fmt}: peak {peak / 1e6:.2f} MB, sketches {sketches / 1e6:.2f} MB, operators "
           f"{operators / 1e6:.2f} MB, block {block_bytes / 1e6:.2f} MB, bound {bound / 1e6:.2f} MB")
-    assert U.shape == (m, c) and Vt.shape == (r, n)
+    assert U.shape == (m, k) and Vt.shape == (k, n)
     assert peak <= bound
 
 

@@ -45,7 +45,8 @@ def sizes(shape, k=K, x=X_POINT):
 
 
 def decomposer(name, A, k=K, rank=K):
-    """A function ``A -> (U, s, Vt)`` for a method name, with the sizes above."""
+    """A function ``A -> (U, s, Vt)`` for a method name, with the sizes above;
+    ``rank=None`` asks for the method's sketch rank min(c, r)."""
     from sketchlab import practical_sp_svd_sizes, three_sketch_svd_sizes
 
     m, n = A.shape
@@ -53,14 +54,17 @@ def decomposer(name, A, k=K, rank=K):
     c, r, s_c, s_r = sizes(A.shape, k)
     if name == "fast_sp_svd":
         kw = dict(c=c, r=r, s_c=s_c, s_r=s_r, range_sketch=kind, core_sketch=kind)
+        rank = min(c, r) if rank is None else rank
         return lambda X, **more: sl.fast_sp_svd(X, k, rank=rank, rng=0, **kw, **more)
     if name == "practical_sp_svd":
         c_p, r_p = practical_sp_svd_sizes(c + r, k)
         kw = dict(c=c_p, r=r_p, range_sketch=kind)
+        rank = c_p if rank is None else rank
         return lambda X, **more: sl.practical_sp_svd(X, k, rank=rank, rng=0, **kw, **more)
     if name == "three_sketch_svd":
         c_t, r_t, sc_t, sr_t = three_sketch_svd_sizes(m * c + n * r + s_c * s_r, (m, n), k)
         kw = dict(c=c_t, r=r_t, s_c=sc_t, s_r=sr_t, range_sketch=kind, core_sketch=kind)
+        rank = min(c_t, r_t) if rank is None else rank
         return lambda X, **more: sl.three_sketch_svd(X, k, rank=rank, rng=0, **kw, **more)
     from sklearn.utils.extmath import randomized_svd
 

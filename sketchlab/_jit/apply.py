@@ -1,27 +1,31 @@
 """Application of a sparse sketch given by tables, to CSR or C-ordered dense A.
 
-One kernel family serves CountSketch, OSNAP and the samplers.  The operator
-hands over its nonzeros in the forms a kernel needs:
+One family of loops serves CountSketch, OSNAP and the samplers.  The operator
+hands over its nonzeros in the forms a loop needs:
 
 - a CSR table (row t of S -> columns and values) for the left side;
 - a CSC table (column j of S -> rows and values) for the right side;
 - for the hashing kinds, also packed codes: the ``p`` nonzeros of column j
   are ``codes[j p : (j + 1) p]``, each ``row << 1 | sign_bit``, of magnitude
   ``scale``.  One 4-byte load per nonzero instead of a pointer, an index and
-  a value keeps the table and the output buffer of the streaming kernels in
+  a value keeps the table and the output buffer of the streaming loops in
   L2 cache.
 
 CSC and F-ordered inputs are handled by the caller through transposition
 (the CSC arrays of A are the CSR arrays of A^T).
 
+Every loop writes a preallocated ``out``: with ``accumulate`` False it
+overwrites it (zeroing its own output rows first, which also spreads the
+first-touch page faults of a fresh ``np.empty`` over the threads), with
+``accumulate`` True it adds to it (``out += result``, for block updates of a
+running sketch).
+
 Determinism: parallel loops run either over output rows that no other
 iteration writes, or over a FIXED number of input chunks (chosen from the
 problem size, never from the thread count) that accumulate into their own
 buffers, summed afterwards in chunk order.  Results are therefore bit-for-bit
-the same for any number of threads.  Kernels zero their own output rows,
-which also spreads the first-touch page faults of a fresh ``np.empty`` over
-the threads.  Duplicate or unsorted indices in A are simply summed, as scipy
-does.
+the same for any number of threads.  Duplicate or unsorted indices in A are
+simply summed, as scipy does.
 """
 
 import numpy as np
@@ -32,29 +36,135 @@ from .._config import PJIT
 _SIGNS = np.array([1.0, -1.0])  # indexed by the sign bit of a code
 
 
+# ---------------------------------------------------------------------------
+# Inner loops shared by the loops below (inlined by Numba at compile time)
+# ---------------------------------------------------------------------------
+
+
+@njit(inline="always")
+def _add_scaled_row(row, a_idx, a_val, lo, hi, w):
+    """row[a_idx[q]] += w * a_val[q] for q in [lo, hi): one stored row of A,
+    scaled, scattered into one output row."""
+    for q in range(lo, hi):
+        row[a_idx[q]] += w * a_val[q]
+
+
+@njit(inline="always")
+def _add_dense_row(row, a, i, w):
+    """row += w * a[i]: one dense row of A, scaled."""
+    for jj in range(a.shape[1]):
+        row[jj] += w * a[i, jj]
+
+
+@njit(inline="always")
+def _scatter_codes(row, a_idx, a_val, lo, hi, w, codes, p):
+    """row[rows of column a_idx[q]] += (w * a_val[q]) * sign for q in [lo, hi):
+    one stored row of A pushed through the p packed codes of each column
+    (``A S^T`` for a hashing S); no inner loop for CountSketch (p = 1)."""
+    if p == 1:
+        for q in range(lo, hi):
+            code = np.uint32(codes[np.uint64(a_idx[q])])
+            row[code >> np.uint32(1)] += (w * a_val[q]) * _SIGNS[code & np.uint32(1)]
+    else:
+        up = np.uint64(p)
+        for q in range(lo, hi):
+            base = np.uint64(a_idx[q]) * up
+            wv = w * a_val[q]
+            for b in range(p):
+                code = np.uint32(codes[base + np.uint64(b)])
+                row[code >> np.uint32(1)] += wv * _SIGNS[code & np.uint32(1)]
+
+
+@njit(inline="always")
+def _code_target(codes, p, i, b):
+    """(output row, sign) of the b-th nonzero of column i of a hashing S."""
+    code = np.uint32(codes[np.uint64(i) * np.uint64(p) + np.uint64(b)])
+    return code >> np.uint32(1), _SIGNS[code & np.uint32(1)]
+
+
+@njit(inline="always")
+def _chunk_lo_hi(bounds, c):
+    return bounds[c], bounds[c + 1]
+
+
+# ---------------------------------------------------------------------------
+# Left side: S A
+# ---------------------------------------------------------------------------
+
+
 @njit(**PJIT)
-def left_csr(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, out, zero=True):
-    """out = S A  (s x n) with S as a CSR table and A as CSR arrays
-    (``zero=False``: out += S A, in place)."""
+def left_csr(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, out, accumulate):
+    """out (+)= S A  (s x n) with S as a CSR table and A as CSR arrays: each
+    output row gathers the rows of A it needs."""
     s, n = out.shape
     for t in prange(s):
         row = out[t]
-        if zero:
+        if not accumulate:
             row[:] = 0.0
         for k in range(s_ptr[t], s_ptr[t + 1]):
             i = s_idx[k]
-            w = s_val[k]
-            for q in range(a_ptr[i], a_ptr[i + 1]):
-                row[a_idx[q]] += w * a_val[q]
+            _add_scaled_row(row, a_idx, a_val, a_ptr[i], a_ptr[i + 1], s_val[k])
 
 
 @njit(**PJIT)
-def right_csr_table(a_ptr, a_idx, a_val, c_ptr, c_idx, c_val, out):
-    """out = A S^T  (m x s) with A as CSR arrays and S as a CSC table."""
+def left_dense(s_ptr, s_idx, s_val, a, out, accumulate):
+    """out (+)= S A  (s x n) with S as a CSR table and A dense (C order)."""
+    s, n = out.shape
+    for t in prange(s):
+        row = out[t]
+        if not accumulate:
+            row[:] = 0.0
+        for k in range(s_ptr[t], s_ptr[t + 1]):
+            _add_dense_row(row, a, s_idx[k], s_val[k])
+
+
+@njit(**PJIT)
+def left_csr_chunks_hash(codes, p, scale, a_ptr, a_idx, a_val, bounds, bufs, accumulate):
+    """bufs[c] (+)= S[:, rows of chunk c] A[rows of chunk c] (s x n each) for a
+    hashing kind: A's rows streamed in their natural order (for outputs small
+    enough to keep one buffer per chunk).  Sum with :func:`sum_chunks`."""
+    nchunks = bounds.shape[0] - 1
+    for c in prange(nchunks):
+        buf = bufs[c]
+        if not accumulate:
+            buf[:, :] = 0.0
+        lo, hi = _chunk_lo_hi(bounds, c)
+        for i in range(lo, hi):
+            for b in range(p):
+                target, sign = _code_target(codes, p, i, b)
+                _add_scaled_row(buf[target], a_idx, a_val, a_ptr[i], a_ptr[i + 1],
+                                scale * sign)
+
+
+@njit(**PJIT)
+def left_dense_chunks_hash(codes, p, scale, a, bounds, bufs, accumulate):
+    """bufs[c] (+)= S[:, rows of chunk c] A[rows of chunk c] for dense
+    C-ordered A and a hashing kind, rows streamed in order (small outputs)."""
+    nchunks = bounds.shape[0] - 1
+    for c in prange(nchunks):
+        buf = bufs[c]
+        if not accumulate:
+            buf[:, :] = 0.0
+        lo, hi = _chunk_lo_hi(bounds, c)
+        for i in range(lo, hi):
+            for b in range(p):
+                target, sign = _code_target(codes, p, i, b)
+                _add_dense_row(buf[target], a, i, scale * sign)
+
+
+# ---------------------------------------------------------------------------
+# Right side: A S^T
+# ---------------------------------------------------------------------------
+
+
+@njit(**PJIT)
+def right_csr_table(a_ptr, a_idx, a_val, c_ptr, c_idx, c_val, out, accumulate):
+    """out (+)= A S^T  (m x s) with A as CSR arrays and S as a CSC table."""
     m, s = out.shape
     for i in prange(m):
         row = out[i]
-        row[:] = 0.0
+        if not accumulate:
+            row[:] = 0.0
         for q in range(a_ptr[i], a_ptr[i + 1]):
             j = a_idx[q]
             v = a_val[q]
@@ -63,75 +173,41 @@ def right_csr_table(a_ptr, a_idx, a_val, c_ptr, c_idx, c_val, out):
 
 
 @njit(**PJIT)
-def right_csr_hash(a_ptr, a_idx, a_val, codes, p, scale, out):
-    """out = A S^T  (m x s) with A as CSR arrays and S as packed codes."""
+def right_csr_hash(a_ptr, a_idx, a_val, codes, p, scale, out, accumulate):
+    """out (+)= A S^T  (m x s) with A as CSR arrays and S as packed codes."""
     m, s = out.shape
-    up = np.uint64(p)
     for i in prange(m):
         row = out[i]
-        row[:] = 0.0
-        lo = a_ptr[i]
-        hi = a_ptr[i + 1]
-        if p == 1:  # CountSketch: no inner loop
-            for q in range(lo, hi):
-                code = np.uint32(codes[np.uint64(a_idx[q])])
-                row[code >> np.uint32(1)] += (scale * a_val[q]) * _SIGNS[code & np.uint32(1)]
-        else:
-            for q in range(lo, hi):
-                base = np.uint64(a_idx[q]) * up
-                v = scale * a_val[q]
-                for b in range(p):
-                    code = np.uint32(codes[base + np.uint64(b)])
-                    row[code >> np.uint32(1)] += v * _SIGNS[code & np.uint32(1)]
+        if not accumulate:
+            row[:] = 0.0
+        _scatter_codes(row, a_idx, a_val, a_ptr[i], a_ptr[i + 1], scale, codes, p)
 
 
 @njit(**PJIT)
-def left_csr_chunks_hash(codes, p, scale, a_ptr, a_idx, a_val, bounds, bufs):
-    """bufs[c] = S[:, rows of chunk c] A[rows of chunk c] (s x n each) for a
-    hashing kind: A's rows streamed in their natural order (for outputs small
-    enough to keep one buffer per chunk).  Sum with :func:`sum_chunks`."""
-    nchunks = bounds.shape[0] - 1
-    up = np.uint64(p)
-    for c in prange(nchunks):
-        buf = bufs[c]
-        buf[:, :] = 0.0
-        for i in range(bounds[c], bounds[c + 1]):
-            for b in range(p):
-                code = np.uint32(codes[np.uint64(i) * up + np.uint64(b)])
-                row = buf[code >> np.uint32(1)]
-                w = scale * _SIGNS[code & np.uint32(1)]
-                for q in range(a_ptr[i], a_ptr[i + 1]):
-                    row[a_idx[q]] += w * a_val[q]
-
-
-@njit(**PJIT)
-def left_dense_chunks_hash(codes, p, scale, a, bounds, bufs):
-    """bufs[c] = S[:, rows of chunk c] A[rows of chunk c] for dense C-ordered
-    A and a hashing kind, rows streamed in order (small outputs)."""
-    nchunks = bounds.shape[0] - 1
+def right_dense(a, c_ptr, c_idx, c_val, out, accumulate):
+    """out (+)= A S^T  (m x s) with A dense (C order) and S as a CSC table."""
+    m, s = out.shape
     n = a.shape[1]
-    up = np.uint64(p)
-    for c in prange(nchunks):
-        buf = bufs[c]
-        buf[:, :] = 0.0
-        for i in range(bounds[c], bounds[c + 1]):
-            for b in range(p):
-                code = np.uint32(codes[np.uint64(i) * up + np.uint64(b)])
-                row = buf[code >> np.uint32(1)]
-                w = scale * _SIGNS[code & np.uint32(1)]
-                for jj in range(n):
-                    row[jj] += w * a[i, jj]
+    for i in prange(m):
+        row = out[i]
+        if not accumulate:
+            row[:] = 0.0
+        for j in range(n):
+            v = a[i, j]
+            for k in range(c_ptr[j], c_ptr[j + 1]):
+                row[c_idx[k]] += v * c_val[k]
 
 
 @njit(**PJIT)
-def right_dense_hash(a, codes, p, scale, out):
-    """out = A S^T  (m x s) with A dense (C order) and S as packed codes."""
+def right_dense_hash(a, codes, p, scale, out, accumulate):
+    """out (+)= A S^T  (m x s) with A dense (C order) and S as packed codes."""
     m, s = out.shape
     n = a.shape[1]
     up = np.uint64(p)
     for i in prange(m):
         row = out[i]
-        row[:] = 0.0
+        if not accumulate:
+            row[:] = 0.0
         for j in range(n):
             v = scale * a[i, j]
             base = np.uint64(j) * up
@@ -140,15 +216,22 @@ def right_dense_hash(a, codes, p, scale, out):
                 row[code >> np.uint32(1)] += v * _SIGNS[code & np.uint32(1)]
 
 
+# ---------------------------------------------------------------------------
+# Both sides: S1 A S2^T
+# ---------------------------------------------------------------------------
+
+
 @njit(**PJIT)
-def both_csr_rows(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, c_ptr, c_idx, c_val, out):
-    """out = S1 A S2^T  (s1 x s2), one output row per iteration: S1 as a CSR
-    table (only the rows of A that S1 touches are read: the kernel for
+def both_csr_rows(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, c_ptr, c_idx, c_val, out,
+                  accumulate):
+    """out (+)= S1 A S2^T  (s1 x s2), one output row per iteration: S1 as a CSR
+    table (only the rows of A that S1 touches are read: the loop for
     samplers), A as CSR arrays, S2 as a CSC table."""
     s1, s2 = out.shape
     for t in prange(s1):
         row = out[t]
-        row[:] = 0.0
+        if not accumulate:
+            row[:] = 0.0
         for k in range(s_ptr[t], s_ptr[t + 1]):
             i = s_idx[k]
             w = s_val[k]
@@ -161,74 +244,36 @@ def both_csr_rows(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, c_ptr, c_idx, c_val,
 
 @njit(**PJIT)
 def both_csr_chunks_hash(
-    codes1, p1, scale1, a_ptr, a_idx, a_val, codes2, p2, scale2, bounds, bufs
+    codes1, p1, scale1, a_ptr, a_idx, a_val, codes2, p2, scale2, bounds, bufs, accumulate
 ):
-    """bufs[c] = S1[:, rows of chunk c] A[rows of chunk c] S2^T for hashing
+    """bufs[c] (+)= S1[:, rows of chunk c] A[rows of chunk c] S2^T for hashing
     kinds given as packed codes: the rows of A are read in their natural
     order (a streaming pass over the nonzeros), chunk ``c`` covering rows
     ``[bounds[c], bounds[c + 1])``.  Sum ``bufs`` in chunk order with
     :func:`sum_chunks`."""
     nchunks = bounds.shape[0] - 1
-    up1 = np.uint64(p1)
-    up2 = np.uint64(p2)
     for c in prange(nchunks):
         buf = bufs[c]
-        buf[:, :] = 0.0
-        for i in range(bounds[c], bounds[c + 1]):
-            lo = a_ptr[i]
-            hi = a_ptr[i + 1]
+        if not accumulate:
+            buf[:, :] = 0.0
+        lo, hi = _chunk_lo_hi(bounds, c)
+        for i in range(lo, hi):
             for b1 in range(p1):
-                code1 = np.uint32(codes1[np.uint64(i) * up1 + np.uint64(b1)])
-                row = buf[code1 >> np.uint32(1)]
-                w = scale1 * scale2 * _SIGNS[code1 & np.uint32(1)]
-                if p2 == 1:  # CountSketch on the right: no inner loop
-                    for q in range(lo, hi):
-                        code = np.uint32(codes2[np.uint64(a_idx[q])])
-                        row[code >> np.uint32(1)] += (w * a_val[q]) * _SIGNS[code & np.uint32(1)]
-                else:
-                    for q in range(lo, hi):
-                        base = np.uint64(a_idx[q]) * up2
-                        wv = w * a_val[q]
-                        for b2 in range(p2):
-                            code = np.uint32(codes2[base + np.uint64(b2)])
-                            row[code >> np.uint32(1)] += wv * _SIGNS[code & np.uint32(1)]
+                target, sign = _code_target(codes1, p1, i, b1)
+                _scatter_codes(buf[target], a_idx, a_val, a_ptr[i], a_ptr[i + 1],
+                               scale1 * scale2 * sign, codes2, p2)
 
 
 @njit(**PJIT)
-def sum_chunks(bufs, out):
-    """out = bufs[0] + bufs[1] + ... in that order (thread-count independent)."""
+def sum_chunks(bufs, out, accumulate):
+    """out (+)= bufs[0] + bufs[1] + ... in that order (thread-count independent)."""
     nchunks, s1, s2 = bufs.shape
     for t in prange(s1):
         for u in range(s2):
             acc = bufs[0, t, u]
             for c in range(1, nchunks):
                 acc += bufs[c, t, u]
-            out[t, u] = acc
-
-
-@njit(**PJIT)
-def left_dense(s_ptr, s_idx, s_val, a, out):
-    """out = S A  (s x n) with S as a CSR table and A dense (C order)."""
-    s, n = out.shape
-    for t in prange(s):
-        row = out[t]
-        row[:] = 0.0
-        for k in range(s_ptr[t], s_ptr[t + 1]):
-            i = s_idx[k]
-            w = s_val[k]
-            for jj in range(n):
-                row[jj] += w * a[i, jj]
-
-
-@njit(**PJIT)
-def right_dense(a, c_ptr, c_idx, c_val, out):
-    """out = A S^T  (m x s) with A dense (C order) and S as a CSC table."""
-    m, s = out.shape
-    n = a.shape[1]
-    for i in prange(m):
-        row = out[i]
-        row[:] = 0.0
-        for j in range(n):
-            v = a[i, j]
-            for k in range(c_ptr[j], c_ptr[j + 1]):
-                row[c_idx[k]] += v * c_val[k]
+            if accumulate:
+                out[t, u] += acc
+            else:
+                out[t, u] = acc

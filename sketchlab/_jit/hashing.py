@@ -15,15 +15,15 @@ import numpy as np
 from numba import njit, prange
 
 from .._config import JIT, PJIT
-from .._hash import _M1, _M2, GOLDEN
+from .._hash import M1, M2, GOLDEN
 
 
 @njit(**JIT)
 def hash64(key, counter):
     """splitmix64 output for ``(key, counter)``; both uint64."""
     z = key + (counter + np.uint64(1)) * np.uint64(GOLDEN)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(_M1)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(_M2)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(M1)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(M2)
     return z ^ (z >> np.uint64(31))
 
 

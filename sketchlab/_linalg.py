@@ -1,0 +1,171 @@
+"""The small dense linear algebra every algorithm shares: one GMR core.
+
+Every method of the package ends in the same small problem: given factors
+``L`` (p x c) and ``Rr`` (r x q) and a middle matrix ``M`` (p x q), the
+minimum-norm solution ``X = L^+ M Rr^+`` of ``min_X ||L X Rr - M||_F``.
+
+==================================  ===========================  ==================  ==================
+caller                              L                            M                   Rr
+==================================  ===========================  ==================  ==================
+gmr, optimal_spsd (exact)           T_C (C = Q_C T_C)            Q_C^T A Q_R         T_R^T (R^T = Q_R T_R)
+fast_gmr (Algorithm 1)              S_C C                        S_C A S_R^T         R S_R^T
+nystrom                             W = K[I, I]                  W                   W
+fast_spsd, faster_spsd (Alg. 2)     S_1 C                        S_1 K S_2^T         C^T S_2^T
+fast_sp_svd, three_sketch_svd       S_C U_C                      S_C A S_R^T         V_R^T S_R^T
+practical_sp_svd                    Psi U_C                      R V_R               (none)
+==================================  ===========================  ==================  ==================
+
+:func:`solve_core` solves it with thin SVDs of the two factors and ONE rank
+rule (:func:`numerical_rank`); :func:`symmetrize` and :func:`project_psd`
+are the projections of Theorem 2; :func:`sampling_scores` gives the
+leverage scores a sampler draws from, or uniform scores when they vanish.
+Everything here is small (c, r, s of a few hundred at most) and runs on one
+BLAS thread: idle OpenBLAS threads spin after a call and slow down the Numba
+loops that run next (see ``sketchlab._config.serial_blas``).
+"""
+
+import numpy as np
+import scipy.linalg as sla
+
+from ._config import serial_blas
+
+__all__ = [
+    "default_rtol",
+    "numerical_rank",
+    "truncated_svd",
+    "solve_core",
+    "range_factors",
+    "exact_core",
+    "symmetrize",
+    "project_psd",
+    "sampling_scores",
+]
+
+
+def default_rtol(shape, eps):
+    """The default relative cutoff of singular values for a factor of
+    ``shape``: ``max(shape) * eps``, as ``numpy.linalg.matrix_rank``."""
+    return max(shape) * eps
+
+
+def numerical_rank(s, rtol):
+    """Number of singular values ``s`` (non-increasing) above ``rtol * s[0]``:
+    the one rank rule of the package."""
+    if s.size == 0 or not s[0] > 0:
+        return 0
+    return int(np.count_nonzero(s > rtol * s[0]))
+
+
+def truncated_svd(B, rtol=None, eps=np.finfo(np.float64).eps):
+    """Thin SVD of a small dense ``B`` truncated to its numerical rank.
+
+    Singular values at or below ``rtol * s_max`` are dropped (default
+    ``rtol = max(B.shape) * eps``).  Returns ``U, s, Vt`` of that rank.
+    """
+    B = np.asarray(B, dtype=np.float64)
+    try:
+        U, s, Vt = sla.svd(B, full_matrices=False, check_finite=False, lapack_driver="gesdd")
+    except np.linalg.LinAlgError:  # pragma: no cover - gesdd rarely fails to converge
+        U, s, Vt = sla.svd(B, full_matrices=False, check_finite=False, lapack_driver="gesvd")
+    if rtol is None:
+        rtol = default_rtol(B.shape, eps)
+    k = numerical_rank(s, rtol)
+    return U[:, :k], s[:k], Vt[:k]
+
+
+def solve_core(L, M, Rr=None, *, rtol_left=None, rtol_right=None,
+               eps=np.finfo(np.float64).eps):
+    """``L^+ M Rr^+``, the minimum-norm solution of ``min_X ||L X Rr - M||_F``.
+
+    With the truncated SVDs ``L = U1 diag(s1) V1^T`` and
+    ``Rr = U2 diag(s2) V2^T``,
+    ``L^+ M Rr^+ = V1 diag(1/s1) (U1^T M V2) diag(1/s2) U2^T``.
+    ``Rr=None`` stands for the identity (``L^+ M``).
+
+    Parameters
+    ----------
+    L : ndarray of shape (p, c)
+    M : ndarray of shape (p, q)
+    Rr : ndarray of shape (r, q), optional
+    rtol_left, rtol_right : float, optional
+        Relative singular-value cutoffs of L and Rr; default
+        ``max(shape) * eps`` of each (:func:`default_rtol`).
+    eps : float
+        Machine epsilon of the computation's precision (float32's when all
+        inputs of the calling algorithm were float32).
+
+    Returns
+    -------
+    ndarray of shape (c, r) (or (c, q) without Rr), float64.
+    """
+    with serial_blas():
+        U1, s1, V1t = truncated_svd(L, rtol_left, eps)
+        core = U1.T @ np.asarray(M, dtype=np.float64)
+        if Rr is None:
+            core /= s1[:, None]
+            return V1t.T @ core
+        U2, s2, V2t = truncated_svd(Rr, rtol_right, eps)
+        core = core @ V2t.T
+        core /= s1[:, None]
+        core /= s2[None, :]
+        return (V1t.T @ core) @ U2.T
+
+
+def range_factors(A, C, R):
+    """Thin QRs ``C = Q_C T_C``, ``R^T = Q_R T_R`` and ``B = Q_C^T A Q_R``.
+
+    Then ``C X R = Q_C (T_C X T_R^T) Q_R^T`` for every X, so the exact GMR
+    problem reduces to the small ``min_X ||B - T_C X T_R^T||`` (:func:`exact_core`)
+    plus the part of A outside the two ranges.  A (dense, or sparse with a
+    ``@``) is touched by one product, on the thinner side.
+    """
+    # The QRs of thin matrices are memory-bound level-2 work that threads
+    # barely speed up, and on a busy machine two OpenBLAS threads made the
+    # small GEMM below 10-100x slower.  A sparse product is serial scipy; a
+    # dense one a GEMM.
+    with serial_blas():
+        Q_C, T_C = sla.qr(np.asarray(C, dtype=np.float64), mode="economic", check_finite=False)
+        Q_R, T_R = sla.qr(np.asarray(R, dtype=np.float64).T, mode="economic", check_finite=False)
+    right = Q_R.shape[1] <= Q_C.shape[1]
+    AQ = np.asarray(A @ Q_R) if right else np.asarray(A.T @ Q_C)  # (m, k_r) or (n, k_c)
+    with serial_blas():
+        B = Q_C.T @ AQ if right else AQ.T @ Q_R
+    return Q_C, T_C, Q_R, T_R, B
+
+
+def exact_core(T_C, T_R, B, shape_c, shape_r, rtol=None, eps=np.finfo(np.float64).eps):
+    """``X* = T_C^+ B (T_R^T)^+ = C^+ A R^+`` from :func:`range_factors`.
+
+    ``C^+ = T_C^+ Q_C^T`` because Q_C has orthonormal columns (likewise for
+    R); the default rank cutoff is that of the full factors (``max(m, c) eps``
+    for C of shape ``shape_c``, ``max(n, r) eps`` for R), whose singular
+    values are those of T_C and T_R.
+    """
+    rtol_c = default_rtol(shape_c, eps) if rtol is None else rtol
+    rtol_r = default_rtol(shape_r, eps) if rtol is None else rtol
+    return solve_core(T_C, B, T_R.T, rtol_left=rtol_c, rtol_right=rtol_r, eps=eps)
+
+
+def symmetrize(X):
+    """``(X + X^T) / 2``: the projection onto symmetric matrices."""
+    return (X + X.T) / 2
+
+
+def project_psd(X):
+    """Symmetrize, then zero the negative eigenvalues: the projection onto
+    the PSD cone in Frobenius norm."""
+    with serial_blas():
+        w, V = sla.eigh(symmetrize(X), check_finite=False)
+        np.maximum(w, 0.0, out=w)
+        return symmetrize((V * w) @ V.T)
+
+
+def sampling_scores(B, axis=0):
+    """Leverage scores of ``B`` (rows for ``axis=0``, columns for ``axis=1``)
+    to sample from; uniform scores when they all vanish (B = 0: then every
+    sample gives the same answer)."""
+    from ._leverage import leverage_scores
+
+    with serial_blas():  # a thin SVD
+        scores = leverage_scores(B, axis=axis)
+    return scores if scores.sum() > 0 else np.ones_like(scores)
