@@ -73,3 +73,46 @@ def test_second_process_does_not_recompile(runs):
     first, second, _ = runs
     assert first["misses"] > 0
     assert second["misses"] == 0 and second["hits"] > 0
+
+
+THREADS_SCRIPT = textwrap.dedent(
+    """
+    import threading
+    import numpy as np, scipy.sparse as sp
+    import numba
+    import sketchlab as sl
+
+    gen = np.random.default_rng(0)
+    A = sp.random(20000, 3000, density=0.002, format="csr", random_state=gen)
+    S1, S2 = sl.CountSketch(200, 20000, rng=1), sl.OSNAP(100, 3000, rng=2)
+    expected = sl.sketch_both(S1, A, S2), S1 @ A
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(20):
+                results.append((sl.sketch_both(S1, A, S2), S1 @ A))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert all(np.array_equal(r[0], expected[0]) and np.array_equal(r[1], expected[1])
+               for r in results)
+    print(numba.threading_layer(), len(results))
+    """
+)
+
+
+def test_concurrent_calls_under_the_workqueue_layer_do_not_abort():
+    """Numba's workqueue layer aborts the process when two Python threads
+    launch parallel loops at once; sketchlab serializes its launches there."""
+    env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue", NUMBA_NUM_THREADS="2")
+    proc = subprocess.run([sys.executable, "-c", THREADS_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["workqueue", "80"]
