@@ -347,7 +347,7 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         state.update(X, (seen, 0))
         self._sketch_state = state
         self.n_samples_seen_ = total
-        _, s, Vt = svd_recover(_ALGORITHMS[self.algorithm], state, k, overwrite=False)
+        _, s, Vt, _ = svd_recover(_ALGORITHMS[self.algorithm], state, k, overwrite=False)
         self.components_ = Vt
         self.singular_values_ = s
         return self

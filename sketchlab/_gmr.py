@@ -14,11 +14,14 @@ zero (pseudo-inverse semantics for rank-deficient factors).
 import warnings
 
 import numpy as np
+import scipy.linalg as sla
 import scipy.sparse as sp
 
+from ._config import serial_blas
+from ._errors import DEFAULT_PROBES, from_gaussian_probes, probe_inner_size, test_operator
 from ._linalg import exact_core, project_psd as _project_psd, range_factors, sampling_scores
-from ._linalg import solve_core, symmetrize
-from ._operators import LeverageScoreSampler, SketchOperator, sketch_both
+from ._linalg import solve_core, squared_frobenius, symmetrize
+from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, sketch_both
 from ._registry import KINDS, SKETCH_KINDS, make_sketch
 from ._validation import as_generator, as_matrix, check_int, check_rtol, trusted
 
@@ -277,7 +280,7 @@ def _check_structure(structure, A, C, R):
 
 
 def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None, rng=None,
-             rtol=None):
+             rtol=None, estimate_error=False, tol=None, n_probes=None):
     """Fast generalized matrix regression (Algorithm 1).
 
     Solves the sketched problem ``min_X ||S_C C X R S_R^T - S_C A S_R^T||_F``:
@@ -322,11 +325,39 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
         Relative singular-value cutoff for the pseudo-inverses of ``S_C C``
         and ``R S_R^T``; default ``max(shape) * eps`` of each (``eps`` of
         float32 when A, C and R are all float32).
+    estimate_error : bool, default False
+        Also return an :class:`~sketchlab.ErrorEstimate` of
+        ``||A - C X R||_F`` for the X returned: ``n_probes`` Gaussian probes
+        acting through a CountSketch on the columns of A (``A Theta^T``,
+        applied to A while it is in cache for ``S_C A S_R^T``), independent
+        of the sketches that made X.  The interval assumes only that (see
+        the Notes of :class:`~sketchlab.ErrorEstimate`).
+    tol : float in (0, 1), optional
+        Fixed accuracy: choose the sketch size so that the error ratio
+        ``||A - C X R||_F / ||A - C X* R||_F - 1`` is at most ``tol``.  Each
+        round sketches with two independent halves (for "countsketch": an
+        OSNAP with two nonzeros per column, whose two row blocks are
+        independent CountSketches): the two half-size solutions differ by
+        about twice the excess error of one, and with
+        ``||A - C X R||^2 = ||A - C X* R||^2 + ||C (X - X*) R||^2`` and the
+        probe's estimate of the left side this gives the error ratio of the
+        whole-sketch solution (taking the excess to fall only like 1/s, the
+        slow end of the paper's 1/a to 1/a^2 range, so the estimate errs on
+        the safe side).  If it is above ``tol``, a next round at the size
+        this predicts is combined with the earlier ones (weighted by their
+        estimated excess errors), so no work is thrown away.
+        ``sketch_size`` is then the size of the first round (default
+        ``4 * (c, r)``), and ``sketch`` a kind name among "countsketch",
+        "gaussian", "uniform", "leverage".
+    n_probes : int, optional
+        Probes of the error estimate, default 10 (at least 2).
 
     Returns
     -------
     X : ndarray of shape (c, r)
         float32 when A, C and R are all float32, else float64.
+    estimate : ErrorEstimate
+        Only with ``estimate_error=True``.
 
     Raises
     ------
@@ -383,8 +414,17 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
     """
     structure = _check_structure_name(structure)
     rtol = check_rtol(rtol)
+    tol = _check_tol(tol)
+    q = DEFAULT_PROBES if n_probes is None else check_int(n_probes, "n_probes", 2)
     A, C, R = check_gmr_inputs(A, C, R)
     _check_structure(structure, A, C, R)
+    dtype = out_dtype(A, C, R)
+    eps = np.finfo(dtype).eps
+    if tol is not None:
+        X, estimate = _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q,
+                                    rng)
+        X = X.astype(dtype, copy=False)
+        return (X, estimate) if estimate_error else X
     m, n = A.shape
     S_C, S_R = _make_sketches(sketch, sketch_size, C, R, m, n, rng)
     (c, r), (s_c, s_r) = (C.shape[1], R.shape[0]), (S_C.sketch_size, S_R.sketch_size)
@@ -395,10 +435,150 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
             UnderdeterminedSketchWarning,
             stacklevel=2,
         )
-    dtype = out_dtype(A, C, R)
     SC_C, M, R_SR = _sketch_problem(S_C, S_R, A, C, R)
-    return solve_sketched(SC_C, M, R_SR, rtol=rtol, eps=np.finfo(dtype).eps,
-                          structure=structure).astype(dtype, copy=False)
+    X = solve_sketched(SC_C, M, R_SR, rtol=rtol, eps=eps, structure=structure)
+    if not estimate_error:
+        return X.astype(dtype, copy=False)
+    # the probes are drawn after the sketches (from a generator of their own
+    # when the sketches were given), so X is the same with or without them
+    probe = _Probe(A, C, R, q, _probe_generator(sketch, rng))
+    return X.astype(dtype, copy=False), probe.estimate(X)
+
+
+def _check_tol(tol):
+    if tol is None:
+        return None
+    if isinstance(tol, (bool, np.bool_)) or not np.isscalar(tol):
+        raise TypeError(f"tol must be None or a number in (0, 1), got {tol!r}")
+    try:
+        value = float(tol)
+    except (TypeError, ValueError):
+        raise TypeError(f"tol must be None or a number in (0, 1), got {tol!r}") from None
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"tol must be None or a number in (0, 1), got {tol!r}")
+    return value
+
+
+def _probe_generator(sketch, rng):
+    if isinstance(sketch, str):
+        return as_generator(rng)  # the same generator, after the sketches drew from it
+    return as_generator(None if rng is None else rng)
+
+
+class _Probe:
+    """The test sketch of an error estimate of ``||A - C X R||_F``:
+    ``A Theta^T`` (m x q) with Theta q Gaussian probes through a CountSketch
+    of A's columns, and ``R Theta^T``; then ``E Theta^T = A Theta^T - C X
+    (R Theta^T)`` for any X."""
+
+    def __init__(self, A, C, R, q, gen):
+        self.theta = test_operator(q, A.shape[1], gen)
+        with trusted(A, R):  # validated by check_gmr_inputs
+            self.AT = self.theta.apply(A, axis=1)  # (m, q)
+            self.RT = self.theta.apply(R, axis=1)  # (r, q)
+        self.C = C
+        self.norm = np.sqrt(squared_frobenius(A))
+
+    def probes(self, X):
+        """Rows g_b^T E^T with g_b ~ N(0, I): columns of E Theta^T times sqrt(q)."""
+        Z = self.AT - self.C @ (np.asarray(X, dtype=np.float64) @ self.RT)
+        return (Z * np.sqrt(self.AT.shape[1])).T
+
+    def estimate(self, X):
+        return from_gaussian_probes(self.probes(X), norm=self.norm,
+                                    inner_size=probe_inner_size(self.theta))
+
+
+# kinds whose sketch of size 2s splits into two independent sketches of size s
+_SPLIT_KINDS = ("countsketch", "gaussian", "uniform", "leverage")
+_MAX_TOL_ROUNDS = 6
+
+
+def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rng):
+    """fast_gmr at fixed accuracy (see the ``tol`` parameter): rounds of
+    two-halves sketches, combined."""
+    if not isinstance(sketch, str) or sketch not in _SPLIT_KINDS:
+        raise ValueError(
+            f"tol= needs sketch to be a kind name in {list(_SPLIT_KINDS)} (sketches of size 2s "
+            f"made of two independent halves), got {sketch!r}"
+        )
+    m, n = A.shape
+    c, r = C.shape[1], R.shape[0]
+    if sketch_size is None:
+        half = (min(m // 2, 4 * c), min(n // 2, 4 * r))
+    else:
+        half = _check_sketch_size(sketch_size, sketch, m // 2, n // 2)
+    half = (max(1, half[0]), max(1, half[1]))
+    gen = as_generator(rng)
+    _, T_C, _, T_R, _ = _range_triangles(C, R)
+    probe = None
+    rounds = []  # (X, estimated ||C (X - X*) R||_F^2)
+    for _ in range(_MAX_TOL_ROUNDS):
+        S_C, S_R = _split_sketches(sketch, half, C, R, m, n, gen)
+        SC_C, M, R_SR = _sketch_problem(S_C, S_R, A, C, R)
+        if probe is None:
+            probe = _Probe(A, C, R, q, gen)
+        h_c, h_r = half
+        solve = lambda rows, cols: solve_sketched(  # noqa: E731
+            SC_C[rows], M[rows][:, cols], R_SR[:, cols], rtol=rtol, eps=eps, structure=structure)
+        X1 = solve(slice(0, h_c), slice(0, h_r))
+        X2 = solve(slice(h_c, 2 * h_c), slice(h_r, 2 * h_r))
+        X = solve(slice(None), slice(None))
+        # independent halves: E||C (X1 - X2) R||^2 = 2 excess(half); the whole
+        # sketch has twice the size: excess / 2 (the slow, 1/s, end of the law)
+        excess = _weighted_norm2(T_C, X1 - X2, T_R) / 4
+        rounds.append((X, excess))
+        weights = np.array([1.0 / max(v, 1e-300) for _, v in rounds])
+        X_comb = sum(w * Xi for w, (Xi, _) in zip(weights, rounds)) / weights.sum()
+        excess_comb = 1.0 / weights.sum()
+        estimate = probe.estimate(X_comb)
+        total = estimate.value ** 2
+        optimum = max(total - excess_comb, 0.0)
+        ratio = np.sqrt(1.0 + excess_comb / optimum) - 1.0 if optimum > 0 else (
+            0.0 if excess_comb == 0 else np.inf)
+        if ratio <= tol or 2 * h_c >= m or 2 * h_r >= n:
+            if ratio > tol:
+                warnings.warn(
+                    f"fast_gmr(tol={tol}): the sketches reached the size of A with an estimated "
+                    f"error ratio of {ratio:.3g}; use sketchlab.gmr for the exact solution",
+                    stacklevel=3,
+                )
+            return X_comb, estimate
+        # excess falls like 1/s: the next round's whole sketch must bring the
+        # combination's excess down to the target
+        target = optimum * ((1.0 + 0.8 * tol) ** 2 - 1.0)
+        need = 1.0 / target - 1.0 / excess_comb  # precision the next round must add
+        grow = max(1.5, excess * need)  # excess of this round's X over the next one's
+        half = (min(m // 2, int(np.ceil(h_c * grow))), min(n // 2, int(np.ceil(h_r * grow))))
+    warnings.warn(f"fast_gmr(tol={tol}) stopped after {_MAX_TOL_ROUNDS} rounds with an "
+                  f"estimated error ratio of {ratio:.3g}", stacklevel=3)
+    return X_comb, estimate
+
+
+def _range_triangles(C, R):
+    """(Q_C, T_C, Q_R, T_R, None): ``||C D R||_F = ||T_C D T_R^T||_F`` for any D."""
+    with serial_blas():
+        T_C = sla.qr(C, mode="r", check_finite=False)[0]
+        T_R = sla.qr(R.T, mode="r", check_finite=False)[0]
+    return None, T_C, None, T_R, None
+
+
+def _weighted_norm2(T_C, D, T_R):
+    """``||C D R||_F^2`` from the triangular factors of C and R^T."""
+    P = T_C @ D @ T_R.T
+    return float(np.einsum("ij,ij->", P, P))
+
+
+def _split_sketches(kind, half, C, R, m, n, gen):
+    """(S_C, S_R) of sizes 2 * half whose first and last ``half`` rows are
+    independent sketches of the kind (each scaled by 1/sqrt(2))."""
+    h_c, h_r = half
+    if kind == "countsketch":  # OSNAP with 2 nonzeros per column: 2 independent blocks
+        return OSNAP(2 * h_c, m, nnz_per_col=2, rng=gen), OSNAP(2 * h_r, n, nnz_per_col=2, rng=gen)
+    if kind == "leverage":  # i.i.d. rows
+        return _leverage_sampler(C, 0, 2 * h_c, gen), _leverage_sampler(R, 1, 2 * h_r, gen)
+    # gaussian, uniform with replacement: i.i.d. rows
+    return make_sketch(kind, 2 * h_c, m, rng=gen), make_sketch(kind, 2 * h_r, n, rng=gen)
 
 
 def _sketch_problem(S_C, S_R, A, C, R):

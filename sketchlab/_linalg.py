@@ -26,6 +26,7 @@ loops that run next (see ``sketchlab._config.serial_blas``).
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 
 from ._config import serial_blas
 
@@ -39,6 +40,7 @@ __all__ = [
     "symmetrize",
     "project_psd",
     "sampling_scores",
+    "squared_frobenius",
 ]
 
 
@@ -169,3 +171,37 @@ def sampling_scores(B, axis=0):
     with serial_blas():  # a thin SVD
         scores = leverage_scores(B, axis=axis)
     return scores if scores.sum() > 0 else np.ones_like(scores)
+
+
+def squared_frobenius(A):
+    """``||A||_F^2`` of a dense or sparse A in float64 (duplicate sparse
+    entries summed first), without a temporary the size of A, and scaled by
+    the largest magnitude when the squares would overflow or underflow."""
+    if sp.issparse(A):
+        if not A.has_canonical_format:
+            A = A.copy()
+            A.sum_duplicates()
+        data = A.data
+    else:
+        data = np.asarray(A).ravel(order="K")
+    if data.size == 0:
+        return 0.0
+    scale = float(max(data.max(), -data.min()))
+    if scale == 0.0 or not np.isfinite(scale):
+        return scale
+    if 1e-140 < scale < 1e140:
+        if data.dtype == np.float64:
+            return float(data @ data)
+        total = 0.0
+        for i in range(0, data.size, _NORM_CHUNK):  # float64 sums of float32 pieces
+            x = data[i:i + _NORM_CHUNK].astype(np.float64)
+            total += float(x @ x)
+        return total
+    total = 0.0
+    for i in range(0, data.size, _NORM_CHUNK):
+        x = data[i:i + _NORM_CHUNK] / scale
+        total += float(x @ x)
+    return total * scale * scale
+
+
+_NORM_CHUNK = 1 << 16

@@ -11,6 +11,7 @@ sketches of disjoint blocks computed anywhere add up.
 
 import numpy as np
 
+from ._linalg import squared_frobenius
 from ._operators import SketchOperator, sketch_both
 from ._validation import as_matrix, check_int, result_dtype, trusted
 
@@ -44,6 +45,9 @@ class SketchState:
     names : tuple of str
     rows_seen : int
         One past the last row of A a block has covered so far.
+    squared_norm : float
+        ``||A||_F^2`` of the blocks seen so far (exact, a byproduct of the
+        pass; for relative errors).
     nbytes : int
         Memory held by the sketches (not by the operators).
 
@@ -104,9 +108,12 @@ class SketchState:
                     )
             if left is None and right is None:
                 raise ValueError(f"sketches[{name!r}] needs at least one operator")
+            if name == self.NORM_KEY:
+                raise ValueError(f"the sketch name {name!r} is reserved")
             self._specs[name] = (left, right)
         self.dtype = result_dtype(np.dtype(dtype))
         self.rows_seen = 0
+        self.squared_norm = 0.0
         self._arrays = None  # allocated at the first update (or merge)
 
     # -- description -------------------------------------------------------
@@ -126,11 +133,21 @@ class SketchState:
         return (h if left is None else left.sketch_size,
                 w if right is None else right.sketch_size)
 
+    NORM_KEY = "__squared_norm__"
+    """Key of the squared norm in the shares of :meth:`block_sketches`."""
+
+    @property
+    def share_keys(self):
+        """Keys of :meth:`block_sketches`: the sketches and :attr:`NORM_KEY`."""
+        return self.names + (self.NORM_KEY,)
+
     def share_axis(self, name):
         """Axis of A along which blocks own disjoint parts of the sketch: 0 for
         a range sketch (row blocks of A own its rows), 1 for a co-range sketch
         (column blocks own its columns), None for a core sketch (every block
         adds to all of it)."""
+        if name == self.NORM_KEY:
+            return None
         left, right = self._specs[name]
         return 0 if left is None else (1 if right is None else None)
 
@@ -222,6 +239,7 @@ class SketchState:
         h, w = block.shape
         if 0 in block.shape:
             return self
+        self.squared_norm += squared_frobenius(block)
         with trusted(block):
             for name, (left, right) in self._specs.items():
                 target = self._arrays[name]
@@ -246,7 +264,8 @@ class SketchState:
 
         Returns a dict name -> array: rows ``[i0, i0 + h)`` of a range sketch
         (h x s), columns ``[j0, j0 + w)`` of a co-range sketch (s x w), a
-        whole core sketch.  :meth:`add_block_sketches` adds them (on another
+        whole core sketch, and the block's ``||X||_F^2`` under
+        :attr:`NORM_KEY` (a 1 x 1 array).  :meth:`add_block_sketches` adds them (on another
         machine, in any order).  What a distributed pass computes per chunk.
         """
         block, i0, j0 = self._check_block(block, offsets)
@@ -268,6 +287,7 @@ class SketchState:
                         sketch_both(left, block, right, offsets=(i0, j0), out=part,
                                     accumulate=True)
                 shares[name] = part
+        shares[self.NORM_KEY] = np.array([[squared_frobenius(block)]])
         return shares
 
     def add_block_sketches(self, shares, offsets, block_shape):
@@ -280,6 +300,9 @@ class SketchState:
         i0, j0 = offsets
         h, w = block_shape
         for name, part in shares.items():
+            if name == self.NORM_KEY:
+                self.squared_norm += float(part[0, 0])
+                continue
             axis = self.share_axis(name)
             want = self.sketch_shape(name, (h, w))
             if part.shape != want:
@@ -309,6 +332,7 @@ class SketchState:
         if other._arrays is not None:
             for name in self._specs:
                 self._arrays[name] += other._arrays[name]
+        self.squared_norm += other.squared_norm
         self.rows_seen = max(self.rows_seen, other.rows_seen)
         return self
 

@@ -25,12 +25,14 @@ operators of a method) and :func:`svd_recover` (the SVD from a filled state).
 
 import collections.abc
 import math
+import warnings
 
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._config import serial_blas
+from ._errors import DEFAULT_PROBES, from_gaussian_probes, probe_inner_size, test_operator
 from ._linalg import solve_core
 from ._operators import UniformSampler
 from ._registry import SVD_SKETCHES, make_sketch
@@ -91,14 +93,17 @@ def _check_kinds(range_sketch, core_sketch=None):
 
 
 def svd_sketches(method, shape, k, *, c=None, r=None, s_c=None, s_r=None,
-                 range_sketch="gaussian", core_sketch=None, rank=None, rng=None):
+                 range_sketch="gaussian", core_sketch=None, rank=None, rng=None,
+                 estimate_error=False, n_probes=None):
     """Sizes and operators of a single-pass SVD: ``(k, rank, sketches)``.
 
     ``sketches`` maps ``"range"``, ``"co-range"`` (and ``"core"`` for "fast"
     and "three") to the ``(left, right)`` operators of a
     :class:`~sketchlab.SketchState` for A of ``shape``; the operators are
-    drawn from ``as_generator(rng)`` in the order Omega, Psi, S_C, S_R.
-    ``rank`` is the number of components returned (default k).
+    drawn from ``as_generator(rng)`` in the order Omega, Psi, S_C, S_R, and
+    with ``estimate_error`` the test sketch ``"test"`` (``n_probes`` rows,
+    drawn last, so the answer is the same with or without it).  ``rank`` is
+    the number of components returned (default k).
     """
     method = check_choice(method, "method", METHODS)
     _check_kinds(range_sketch, core_sketch if method != "practical" else None)
@@ -110,6 +115,7 @@ def svd_sketches(method, shape, k, *, c=None, r=None, s_c=None, s_r=None,
         sizes = _fast_sizes if method == "fast" else _three_sizes
         c, r, s_c, s_r = sizes(k, shape, c, r, s_c, s_r)
     rank = k if rank is None else check_int(rank, "rank", 1, min(c, r))
+    q = DEFAULT_PROBES if n_probes is None else check_int(n_probes, "n_probes", 2)
     m, n = shape
     gen = as_generator(rng)
     sketches = {
@@ -119,6 +125,8 @@ def svd_sketches(method, shape, k, *, c=None, r=None, s_c=None, s_r=None,
     if method != "practical":
         S_C = _operator(core_sketch, s_c, m, gen)
         sketches["core"] = (S_C, _operator(core_sketch, s_r, n, gen))
+    if estimate_error:
+        sketches["test"] = (test_operator(q, m, gen), None)
     return k, rank, sketches
 
 
@@ -160,17 +168,34 @@ def _lift(Q, Z):
     return Q[:, :t]
 
 
-def _svd_and_lift(U_C, N, V_R, rank, dtype):
-    U_N, s, Vt_N = sla.svd(N, full_matrices=False, check_finite=False, lapack_driver="gesdd")
-    t = min(rank, s.shape[0])
-    U = _lift(U_C, U_N[:, :t])
-    V = _lift(V_R, Vt_N[:t].T)
-    return U.astype(dtype, copy=False), s[:t].astype(dtype), V.T.astype(dtype, copy=False)
+def _rank_for_tol(tol, s, TA, TU_C, U_N, TAV, Vt_N, norm):
+    """Smallest rank whose estimated ``||A - A_rank||_F / ||A||_F`` is at most
+    ``tol``, from the test sketch alone (no pass over A).
+
+    With ``Z_l = T A - (T U_l) S_l Vt_l`` (T the test sketch; Vt_l has
+    orthonormal rows), ``Z_l Z_l^T = TA TA^T - W_l S_l TU_l^T - TU_l S_l W_l^T
+    + TU_l S_l^2 TU_l^T`` with ``W = TA Vt^T``: small q x q products for every
+    rank at once.  ``None`` when no rank reaches it.
+    """
+    TU = TU_C @ U_N  # (q, t)
+    W = TAV @ Vt_N.T  # TA Vt^T, (q, t)
+    cross = np.einsum("bj,bj->j", W, TU) * s  # trace of W_l S_l TU_l^T, term by term
+    own = np.einsum("bj,bj->j", TU, TU) * s * s
+    residual2 = float(np.einsum("bj,bj->", TA, TA)) - np.cumsum(2 * cross - own)
+    for rank, value in enumerate(residual2, start=1):  # ||T E_rank||_F^2 estimates ||E_rank||_F^2
+        if math.sqrt(max(value, 0.0)) <= tol * norm:
+            return rank
+    return None
 
 
-def svd_recover(method, state, rank, *, overwrite=False):
-    """``(U, s, Vt)`` of ``method`` from a filled :class:`~sketchlab.SketchState`.
+def svd_recover(method, state, rank, *, overwrite=False, tol=None):
+    """``(U, s, Vt, estimate)`` of ``method`` from a filled
+    :class:`~sketchlab.SketchState`.
 
+    ``estimate`` is the :class:`~sketchlab.ErrorEstimate` of ``||A - U diag(s)
+    Vt||_F`` when the state holds a ``"test"`` sketch, else None.  ``tol``
+    (needs the test sketch) returns the smallest rank whose estimated
+    relative error is at most tol, or the whole sketch rank with a warning.
     ``overwrite=True`` lets the QRs and the final products reuse the memory
     of the range and co-range sketches (the state is spent); otherwise it
     stays usable (an estimator recovers after every batch).
@@ -178,6 +203,7 @@ def svd_recover(method, state, rank, *, overwrite=False):
     sketches = state.finalize()
     C, R = sketches["range"], sketches["co-range"]
     eps = np.finfo(state.dtype).eps
+    test = "test" in sketches
     # One BLAS thread for these thin QRs and small solves: next to the
     # Numba loops, spinning OpenBLAS threads made them several times slower
     # (QR of a 52396 x 20 C: 0.07 s with one thread, 0.5 s with two).
@@ -195,7 +221,36 @@ def svd_recover(method, state, rank, *, overwrite=False):
             SV = _sketch_rows(S_R, V_R)  # S_R V_R = (V_R^T S_R^T)^T, (s_r, q_r)
             # N = (S_C U_C)^+ M (V_R^T S_R^T)^+: Fast GMR on the bases (eq. (5.3))
             N = solve_core(SU, sketches["core"], SV.T, eps=eps)
-        return _svd_and_lift(U_C, N, V_R, rank, state.dtype)
+        U_N, s, Vt_N = sla.svd(N, full_matrices=False, check_finite=False,
+                               lapack_driver="gesdd")
+        norm = math.sqrt(state.squared_norm)
+        if test:
+            theta = state.operators("test")[0]
+            TA = np.asarray(sketches["test"], dtype=np.float64)  # (q, n)
+            TU_C = _sketch_rows(theta, U_C)  # before U_C is overwritten by the lift
+        if tol is not None:
+            found = _rank_for_tol(tol, s, TA, TU_C, U_N, TA @ V_R, Vt_N, norm)
+            if found is None:
+                warnings.warn(
+                    f"no rank up to the sketch rank {s.shape[0]} reaches the estimated relative "
+                    f"error tol={tol}; returning the whole sketch rank (larger sketches, c and "
+                    "r, can go further)",
+                    stacklevel=3,
+                )
+                found = s.shape[0]
+            rank = found
+        t = min(rank, s.shape[0])
+        U = _lift(U_C, U_N[:, :t])
+        Vt = _lift(V_R, Vt_N[:t].T).T
+        estimate = None
+        if test:
+            q = TA.shape[0]
+            Z = TA - ((TU_C @ U_N[:, :t]) * s[:t]) @ Vt
+            estimate = from_gaussian_probes(Z * math.sqrt(q), norm=norm,
+                                            inner_size=probe_inner_size(theta))
+        dtype = state.dtype
+        return (U.astype(dtype, copy=False), s[:t].astype(dtype),
+                Vt.astype(dtype, copy=False), estimate)
 
 
 # ---------------------------------------------------------------------------
@@ -497,16 +552,42 @@ _INPUT_DOC = """A : array_like, scipy.sparse matrix, or iterable of blocks
         matrix is itself read in blocks of ``block_size``."""
 
 
-def _single_pass(method, A, k, *, axis, block_size, shape, **params):
+def _single_pass(method, A, k, *, axis, block_size, shape, estimate_error, tol, **params):
     """One pass over A into the sketches of ``method``, then its recovery."""
     source = BlockSource(A, axis, block_size, shape)
-    _, rank, sketches = svd_sketches(method, source.shape, k, **params)
+    tol = check_tol(tol, params.get("rank"))
+    _, rank, sketches = svd_sketches(method, source.shape, k, **params,
+                                     estimate_error=bool(estimate_error) or tol is not None)
     state = run_pass(source, sketches)
-    return svd_recover(method, state, rank, overwrite=True)
+    return finish(svd_recover(method, state, rank, overwrite=True, tol=tol), estimate_error)
+
+
+def check_tol(tol, rank=None):
+    """``tol`` of the single-pass SVDs: None, or a number in (0, 1); not with rank."""
+    if tol is None:
+        return None
+    if rank is not None:
+        raise ValueError(f"give rank= or tol=, not both (got rank={rank!r}, tol={tol!r})")
+    if isinstance(tol, (bool, np.bool_)):
+        raise TypeError(f"tol must be None or a number in (0, 1), got {tol!r}")
+    try:
+        value = float(tol)
+    except (TypeError, ValueError):
+        raise TypeError(f"tol must be None or a number in (0, 1), got {tol!r}") from None
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"tol must be None or a number in (0, 1), got {tol!r}")
+    return value
+
+
+def finish(result, estimate_error):
+    """(U, s, Vt) or (U, s, Vt, estimate) as the caller asked."""
+    U, s, Vt, estimate = result
+    return (U, s, Vt, estimate) if estimate_error else (U, s, Vt)
 
 
 def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap-gaussian",
-                core_sketch="osnap", axis=1, block_size=None, rank=None, rng=None, shape=None):
+                core_sketch="osnap", axis=1, block_size=None, rank=None, rng=None, shape=None,
+                estimate_error=False, tol=None, n_probes=None):
     """Fast single-pass SVD (Algorithm 3), reading A once.
 
     Sketches ``C = A Omega~`` (m x c), ``R = Psi~ A`` (r x n) and
@@ -548,6 +629,19 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
         Seeds the four operators (SPEC 7).
     shape : (int, int), optional
         ``(m, n)``; required when A is an iterable of blocks.
+    estimate_error : bool, default False
+        Also return an :class:`~sketchlab.ErrorEstimate` of
+        ``||A - U diag(s) Vt||_F``, from a test sketch of ``n_probes``
+        Gaussian probes gathered in the same pass (Tropp, Yurtsever, Udell &
+        Cevher 2019, Section 6): no second pass over A.  The probes are drawn
+        after the other sketches, so U, s, Vt do not change.
+    tol : float in (0, 1), optional
+        Fixed accuracy: return the smallest rank (up to the sketch rank
+        ``min(c, r)``) whose estimated ``||A - U diag(s) Vt||_F / ||A||_F``
+        is at most ``tol``; the whole sketch rank, with a warning, when none
+        is.  Not with ``rank``.
+    n_probes : int, optional
+        Probes of the test sketch, default 10 (at least 2).
 
     Returns
     -------
@@ -556,8 +650,10 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
     s : ndarray of shape (q,)
         Non-negative, non-increasing.
     Vt : ndarray of shape (q, n)
-        Orthonormal rows.  ``q = rank`` (default k).  float32 for float32
-        input, else float64.
+        Orthonormal rows.  ``q = rank`` (default k, or chosen by ``tol``).
+        float32 for float32 input, else float64.
+    estimate : ErrorEstimate
+        Only with ``estimate_error=True``.
 
     Raises
     ------
@@ -601,11 +697,13 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
     """
     return _single_pass("fast", A, k, axis=axis, block_size=block_size, shape=shape, c=c, r=r,
                         s_c=s_c, s_r=s_r, range_sketch=range_sketch, core_sketch=core_sketch,
-                        rank=rank, rng=rng)
+                        rank=rank, rng=rng, estimate_error=estimate_error, tol=tol,
+                        n_probes=n_probes)
 
 
 def practical_sp_svd(A, k, *, c=None, r=None, range_sketch="gaussian", axis=1, block_size=None,
-                     rank=None, rng=None, shape=None):
+                     rank=None, rng=None, shape=None, estimate_error=False, tol=None,
+                     n_probes=None):
     """Practical single-pass SVD (Tropp et al. 2017; the paper's appendix algorithm).
 
     Range and co-range sketches ``C = A Omega~`` (m x c) and ``R = Psi~ A``
@@ -627,7 +725,7 @@ def practical_sp_svd(A, k, *, c=None, r=None, range_sketch="gaussian", axis=1, b
     range_sketch : str, default "gaussian"
         Kind of Omega (c x n) and Psi (r x m): "gaussian", "countsketch",
         "osnap", "osnap-gaussian" or "srht".
-    axis, block_size, rank, rng, shape
+    axis, block_size, rank, rng, shape, estimate_error, tol, n_probes
         As in :func:`fast_sp_svd`.
 
     Returns
@@ -636,6 +734,8 @@ def practical_sp_svd(A, k, *, c=None, r=None, range_sketch="gaussian", axis=1, b
     s : ndarray of shape (q,)
     Vt : ndarray of shape (q, n)
         ``q = rank`` (default k, at most c).
+    estimate : ErrorEstimate
+        Only with ``estimate_error=True``.
 
     Raises
     ------
@@ -666,12 +766,13 @@ def practical_sp_svd(A, k, *, c=None, r=None, range_sketch="gaussian", axis=1, b
     True
     """
     return _single_pass("practical", A, k, axis=axis, block_size=block_size, shape=shape, c=c,
-                        r=r, range_sketch=range_sketch, rank=rank, rng=rng)
+                        r=r, range_sketch=range_sketch, rank=rank, rng=rng,
+                        estimate_error=estimate_error, tol=tol, n_probes=n_probes)
 
 
 def three_sketch_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="gaussian",
                      core_sketch="gaussian", axis=1, block_size=None, rank=None, rng=None,
-                     shape=None):
+                     shape=None, estimate_error=False, tol=None, n_probes=None):
     """Three-sketch single-pass SVD (Tropp, Yurtsever, Udell & Cevher 2019).
 
     "Streaming low-rank matrix approximation with an application to
@@ -701,7 +802,7 @@ def three_sketch_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="
     range_sketch, core_sketch : str, default "gaussian"
         Kinds of Omega, Psi and of Phi, Theta (their default test matrices
         are Gaussian); same names as :func:`fast_sp_svd`.
-    axis, block_size, rank, rng, shape
+    axis, block_size, rank, rng, shape, estimate_error, tol, n_probes
         As in :func:`fast_sp_svd`.
 
     Returns
@@ -710,6 +811,8 @@ def three_sketch_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="
     s : ndarray of shape (q,)
     Vt : ndarray of shape (q, n)
         ``q = rank`` (default k, at most min(c, r)).
+    estimate : ErrorEstimate
+        Only with ``estimate_error=True``.
 
     Raises
     ------
@@ -739,7 +842,8 @@ def three_sketch_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="
     """
     return _single_pass("three", A, k, axis=axis, block_size=block_size, shape=shape, c=c, r=r,
                         s_c=s_c, s_r=s_r, range_sketch=range_sketch, core_sketch=core_sketch,
-                        rank=rank, rng=rng)
+                        rank=rank, rng=rng, estimate_error=estimate_error, tol=tol,
+                        n_probes=n_probes)
 
 
 for _f in (fast_sp_svd, practical_sp_svd, three_sketch_svd):

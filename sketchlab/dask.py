@@ -455,10 +455,10 @@ def sketch_state(A, sketches, *, scheduler=None):
     name = "sketchlab-sketch-state-" + tokenize(
         A, sorted((key, left, right) for key, (left, right) in sketches.items())
     )
-    graph = _Pass(A, name, _state_chunk, template, dtype, outputs=template.names)
+    graph = _Pass(A, name, _state_chunk, template, dtype, outputs=template.share_keys)
     row_bounds, col_bounds = _bounds(A.chunks[0]), _bounds(A.chunks[1])
     plan = []  # (name, offsets, block shape, key of the summed shares)
-    for key in template.names:
+    for key in template.share_keys:
         axis = template.share_axis(key)
         if axis == 0:
             for bi, line in enumerate(graph.grid):
@@ -472,7 +472,7 @@ def sketch_state(A, sketches, *, scheduler=None):
                              graph.tree_sum([parts[key] for parts in line], f"{key}-{bj}")))
         else:
             everything = [parts[key] for line in graph.grid for parts in line]
-            plan.append((key, (0, 0), A.shape, graph.tree_sum(everything, key)))
+            plan.append((key, (0, 0), A.shape, graph.tree_sum(everything, "sum-" + key)))
     (parts,) = graph.compute([[entry[3] for entry in plan]], scheduler)
     state = template
     for (key, offsets, block_shape, _), part in zip(plan, parts):
@@ -480,14 +480,18 @@ def sketch_state(A, sketches, *, scheduler=None):
     return state
 
 
-def _single_pass(method, A, k, *, axis, block_size, shape, scheduler, **params):
+def _single_pass(method, A, k, *, axis, block_size, shape, scheduler, estimate_error, tol,
+                 **params):
     """The single-pass SVD ``method`` of a dask A: the in-memory sizes and
     operators (same ``rng``, same draws), one pass over the chunks, the
     in-memory recovery."""
     shape = _check_svd_input(A, axis, block_size, shape)
-    _, rank, sketches = _svd.svd_sketches(method, shape, k, **params)
+    tol = _svd.check_tol(tol, params.get("rank"))
+    _, rank, sketches = _svd.svd_sketches(method, shape, k, **params,
+                                          estimate_error=bool(estimate_error) or tol is not None)
     state = sketch_state(A, sketches, scheduler=scheduler)
-    return _svd.svd_recover(method, state, rank, overwrite=True)
+    return _svd.finish(_svd.svd_recover(method, state, rank, overwrite=True, tol=tol),
+                       estimate_error)
 
 
 _DASK_INPUT_DOC = """A : dask.array.Array of shape (m, n)
@@ -503,6 +507,9 @@ _DASK_COMMON_DOC = """axis : {0, 1}, default 1
         For in-memory input only (rechunk a dask A instead).
     rank : int, optional
         Number of components returned, up to ``min(c, r)``; default k.
+    estimate_error, tol, n_probes
+        As in :func:`sketchlab.fast_sp_svd`: the test sketch of the error
+        estimate is one more sketch of each chunk's task.
     rng : None, int or numpy.random.Generator
         Seeds the operators, drawn in the same order as in memory, so the
         result equals the in-memory one for the same ``rng``.
@@ -533,7 +540,8 @@ _DASK_MEMORY_NOTE = """Each task holds one chunk (h x w) and its
 
 def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap-gaussian",
                 core_sketch="osnap", axis=1, block_size=None, rank=None, rng=None, shape=None,
-                scheduler=None):
+                scheduler=None, estimate_error=False, tol=None,
+                n_probes=None):
     """Fast single-pass SVD (Algorithm 3) of a dask array.
 
     Each chunk adds its shares of ``C = A Omega~`` (m x c), ``R = Psi~ A``
@@ -592,14 +600,17 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
     if not _is_dask_array(A):
         return _svd.fast_sp_svd(A, k, c=c, r=r, s_c=s_c, s_r=s_r, range_sketch=range_sketch,
                                 core_sketch=core_sketch, axis=axis, block_size=block_size,
-                                rank=rank, rng=rng, shape=shape)
+                                rank=rank, rng=rng, shape=shape,
+                                estimate_error=estimate_error, tol=tol, n_probes=n_probes)
     return _single_pass("fast", A, k, axis=axis, block_size=block_size, shape=shape,
                         scheduler=scheduler, c=c, r=r, s_c=s_c, s_r=s_r,
-                        range_sketch=range_sketch, core_sketch=core_sketch, rank=rank, rng=rng)
+                        range_sketch=range_sketch, core_sketch=core_sketch, rank=rank, rng=rng,
+                        estimate_error=estimate_error, tol=tol, n_probes=n_probes)
 
 
 def practical_sp_svd(A, k, *, c=None, r=None, range_sketch="gaussian", axis=1, block_size=None,
-                     rank=None, rng=None, shape=None, scheduler=None):
+                     rank=None, rng=None, shape=None, scheduler=None, estimate_error=False, tol=None,
+                n_probes=None):
     """Practical single-pass SVD (Tropp et al. 2017; the paper's appendix) of a dask array.
 
     Each chunk adds its shares of ``C = A Omega~`` (m x c) and
@@ -650,15 +661,17 @@ def practical_sp_svd(A, k, *, c=None, r=None, range_sketch="gaussian", axis=1, b
     """
     if not _is_dask_array(A):
         return _svd.practical_sp_svd(A, k, c=c, r=r, range_sketch=range_sketch, axis=axis,
-                                     block_size=block_size, rank=rank, rng=rng, shape=shape)
+                                     block_size=block_size, rank=rank, rng=rng, shape=shape,
+                                estimate_error=estimate_error, tol=tol, n_probes=n_probes)
     return _single_pass("practical", A, k, axis=axis, block_size=block_size, shape=shape,
                         scheduler=scheduler, c=c, r=r, range_sketch=range_sketch, rank=rank,
-                        rng=rng)
+                        rng=rng, estimate_error=estimate_error, tol=tol, n_probes=n_probes)
 
 
 def three_sketch_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="gaussian",
                      core_sketch="gaussian", axis=1, block_size=None, rank=None, rng=None,
-                     shape=None, scheduler=None):
+                     shape=None, scheduler=None, estimate_error=False, tol=None,
+                n_probes=None):
     """Three-sketch single-pass SVD (Tropp, Yurtsever, Udell & Cevher 2019) of a dask array.
 
     Each chunk adds its shares of the range sketch ``A Omega^T`` (m x c),
@@ -710,10 +723,12 @@ def three_sketch_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="
     if not _is_dask_array(A):
         return _svd.three_sketch_svd(A, k, c=c, r=r, s_c=s_c, s_r=s_r, range_sketch=range_sketch,
                                      core_sketch=core_sketch, axis=axis, block_size=block_size,
-                                     rank=rank, rng=rng, shape=shape)
+                                     rank=rank, rng=rng, shape=shape,
+                                estimate_error=estimate_error, tol=tol, n_probes=n_probes)
     return _single_pass("three", A, k, axis=axis, block_size=block_size, shape=shape,
                         scheduler=scheduler, c=c, r=r, s_c=s_c, s_r=s_r,
-                        range_sketch=range_sketch, core_sketch=core_sketch, rank=rank, rng=rng)
+                        range_sketch=range_sketch, core_sketch=core_sketch, rank=rank, rng=rng,
+                        estimate_error=estimate_error, tol=tol, n_probes=n_probes)
 
 
 for _f in (fast_sp_svd, practical_sp_svd, three_sketch_svd):

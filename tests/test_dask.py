@@ -132,7 +132,7 @@ def counted_matrix(counter_dir, chunks, fmt="csr", seed=7):
     cols = np.concatenate(([0], np.cumsum(A.chunks[1])))
     grid = [[chunk_content(i0, j0, i1 - i0, j1 - j0, fmt, seed)
              for j0, j1 in itertools.pairwise(cols)] for i0, i1 in itertools.pairwise(rows)]
-    X = np.block(grid) if fmt == "dense" else sp.block_array(grid, format=fmt)
+    X = np.block(grid) if fmt == "dense" else sp.bmat(grid, format=fmt)
     return A, X
 
 

@@ -1,0 +1,202 @@
+"""A posteriori error estimates: how far an answer is from the matrix it approximates.
+
+Every estimate here comes from probes: linear measurements of the error
+matrix ``E = A - A_hat`` that are unbiased for ``||E||_F^2`` and cost a small
+fraction of the algorithm (a test sketch gathered in the same pass over A, or
+a few sampled rows of a kernel matrix).  The interval comes from the law of
+the probes, with its spread measured on the probes themselves (not a fixed
+factor):
+
+- Gaussian probes (:func:`from_gaussian_probes`): rows ``z_b = g_b^T E`` with
+  ``g_b ~ N(0, I)`` (Tropp, Yurtsever, Udell & Cevher 2019, Section 6).
+  ``||z_b||^2`` is a weighted chi-square with mean ``||E||_F^2`` and variance
+  ``2 tr((E E^T)^2)``; the sum over q probes is close to a scaled chi-square
+  with ``d = q ||E||_F^4 / tr((E E^T)^2)`` degrees of freedom (Satterthwaite).
+  ``tr((E E^T)^2)`` is estimated without bias from the q(q-1)/2 products
+  ``(z_b . z_b')^2``, so d, and the width of the interval, adapt to the error
+  matrix: narrow for a flat residual spectrum (d >> q), as wide as the
+  worst case ``chi2_q`` bound when one direction dominates (d >= q always).
+- Independent unbiased samples (:func:`from_samples`, e.g. ``n ||e_i||^2``
+  for uniformly sampled rows i of a kernel matrix): the mean and a Student-t
+  interval on it.
+
+Assumptions, stated in each docstring that returns an estimate: the probes
+are independent of the answer (drawn from their own seeds, never used to
+compute it), and the interval is meant to hold the true value with about
+90% probability (two-sided 5% / 95% quantiles).
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._operators import CountSketch, GaussianSketch, compose
+
+__all__ = ["ErrorEstimate", "from_gaussian_probes", "from_samples", "test_operator",
+           "probe_inner_size", "CONFIDENCE", "DEFAULT_PROBES"]
+
+CONFIDENCE = 0.90
+_TAIL = (1.0 - CONFIDENCE) / 2
+DEFAULT_PROBES = 10
+"""Probes of a test sketch by default."""
+# rows of the CountSketch the Gaussian probes act through, per probe
+_PROBE_INNER_FACTOR = 4
+
+
+def test_operator(n_probes, dim, gen):
+    """The test sketch of the error estimates: ``n_probes`` Gaussian probes
+    (N(0, 1/q) entries) acting through a CountSketch of 4q rows (one pass over
+    the nonzeros of A, then a small dense product), or plain Gaussian probes
+    when 4q >= dim."""
+    inner_size = _PROBE_INNER_FACTOR * n_probes
+    if inner_size >= dim:
+        return GaussianSketch(n_probes, dim, rng=gen)
+    inner = CountSketch(inner_size, dim, rng=gen)
+    return compose(GaussianSketch(n_probes, inner_size, rng=gen), inner)
+
+
+def probe_inner_size(theta):
+    """Rows of the hashing sketch a test operator acts through (None if none)."""
+    return theta.inner.sketch_size if hasattr(theta, "inner") else None
+
+
+@dataclass(frozen=True)
+class ErrorEstimate:
+    """An a posteriori estimate of ``||A - A_hat||_F`` for the answer returned.
+
+    Attributes
+    ----------
+    value : float
+        The estimate of the Frobenius norm of the error.
+    low, high : float
+        A two-sided interval meant to hold the true error with about 90%
+        probability (from the probes' law; see the function that made it).
+    relative : float
+        ``value / ||A||_F`` (exact norm where the algorithm reads all of A,
+        else its estimate from the same probes).
+    n_probes : int
+        Number of probes (test vectors, or sampled rows) it used.
+
+    Examples
+    --------
+    >>> import numpy as np, sketchlab
+    >>> A = np.random.default_rng(0).standard_normal((300, 200))
+    >>> U, s, Vt, est = sketchlab.fast_sp_svd(A, 5, rng=0, estimate_error=True)
+    >>> true = np.linalg.norm(A - (U * s) @ Vt)
+    >>> bool(est.low <= true <= est.high)
+    True
+    """
+
+    value: float
+    low: float
+    high: float
+    relative: float
+    n_probes: int
+
+    def __repr__(self):
+        return (f"ErrorEstimate(value={self.value:.4g}, low={self.low:.4g}, high={self.high:.4g}, "
+                f"relative={self.relative:.4g}, n_probes={self.n_probes})")
+
+    def contains(self, error):
+        """True when ``low <= error <= high``."""
+        return self.low <= error <= self.high
+
+
+def _chi2_ppf(p, dof):
+    from scipy.stats import chi2
+
+    return float(chi2.ppf(p, dof))
+
+
+def _relative(value, norm):
+    if norm is None or not np.isfinite(norm):
+        return float("nan")
+    if norm == 0.0:
+        return 0.0 if value == 0.0 else float("inf")
+    return value / norm
+
+
+def from_gaussian_probes(Z, *, norm=None, inner_size=None):
+    """ErrorEstimate from Gaussian probes ``Z`` of an error matrix E.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (q, n)
+        Row b is ``g_b^T E`` for independent ``g_b ~ N(0, I_m)``, or
+        ``g_b^T S E`` when the probes act through a hashing sketch S with
+        ``inner_size`` rows (Gaussian after CountSketch, as the test sketches
+        of sketchlab are; E[S^T S] = I).
+    norm : float, optional
+        ``||A||_F`` for the relative error.
+    inner_size : int, optional
+        Rows of the hashing sketch S; its own variance (about
+        ``2 tr((E E^T)^2) / inner_size`` on ``||S E||_F^2``) widens the
+        interval by the factor ``1 + q / inner_size`` on the variance.
+
+    Returns
+    -------
+    ErrorEstimate
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    q = Z.shape[0]
+    # scale so that squares stay finite whatever the magnitude of E
+    scale = float(np.abs(Z).max()) if Z.size else 0.0
+    if scale == 0.0 or not np.isfinite(scale):
+        value = 0.0 if scale == 0.0 else float("inf")
+        return ErrorEstimate(value, value, value, _relative(value, norm), q)
+    Zs = Z / scale
+    sq = np.einsum("ij,ij->i", Zs, Zs)  # ||z_b||^2 / scale^2
+    mean = float(sq.mean())  # unbiased for ||E||_F^2 / scale^2
+    value = scale * math.sqrt(mean)
+    if q < 2:
+        dof = 1.0
+    else:
+        G = Zs @ Zs.T
+        off = G[np.triu_indices(q, 1)]
+        trace_k2 = float(np.mean(off * off))  # unbiased for tr((E E^T)^2) / scale^4
+        # d = q (tr K)^2 / tr K^2 lies in [q, q rank(E)]: clip the estimate there
+        dof = q * mean * mean / trace_k2 if trace_k2 > 0 else float(q * min(Z.shape))
+        dof = min(max(dof, float(q)), float(q * Z.shape[1]))
+    if inner_size:
+        dof = max(float(q), dof / (1.0 + q / inner_size))
+    total = dof * mean  # sum of squares scaled to d degrees of freedom
+    low = scale * math.sqrt(total / _chi2_ppf(1.0 - _TAIL, dof))
+    high = scale * math.sqrt(total / _chi2_ppf(_TAIL, dof))
+    return ErrorEstimate(value, low, high, _relative(value, norm), q)
+
+
+def from_samples(y, *, norm=None):
+    """ErrorEstimate from independent unbiased samples ``y_b`` of ``||E||_F^2``.
+
+    For instance ``y_b = n ||e_{i_b}||^2`` for rows ``i_b`` of an n x n error
+    matrix drawn uniformly.  The interval is the Student-t interval of the
+    mean of y (clipped at 0), then square-rooted: it assumes the mean of the
+    q samples is close to normal (many rows each contributing a little).
+
+    Parameters
+    ----------
+    y : array_like of shape (q,)
+    norm : float, optional
+        ``||A||_F`` (or its estimate) for the relative error.
+
+    Returns
+    -------
+    ErrorEstimate
+    """
+    y = np.asarray(y, dtype=np.float64)
+    q = y.shape[0]
+    scale = float(np.abs(y).max()) if q else 0.0
+    if scale == 0.0:
+        return ErrorEstimate(0.0, 0.0, 0.0, _relative(0.0, norm), q)
+    ys = y / scale
+    mean = float(ys.mean())
+    value = math.sqrt(scale) * math.sqrt(mean)
+    if q < 2:
+        return ErrorEstimate(value, 0.0, float("inf"), _relative(value, norm), q)
+    from scipy.stats import t as student
+
+    half = float(student.ppf(1.0 - _TAIL, q - 1)) * float(ys.std(ddof=1)) / math.sqrt(q)
+    low = math.sqrt(scale) * math.sqrt(max(mean - half, 0.0))
+    high = math.sqrt(scale) * math.sqrt(mean + half)
+    return ErrorEstimate(value, low, high, _relative(value, norm), q)
