@@ -51,6 +51,7 @@ _LAZY = {
     "optimal_spsd": "_spsd",
     "eta": "_spsd",
     "SketchState": "_sketch_state",
+    "ErrorEstimate": "_errors",
     "fast_sp_svd": "_svd",
     "practical_sp_svd": "_svd",
     "three_sketch_svd": "_svd",
