@@ -106,7 +106,9 @@ def test_layers_have_equal_area_and_cover_the_density():
 # -- the Numba kernel and the NumPy twin ---------------------------------------
 
 
-@pytest.mark.parametrize(("seed", "s", "j0", "b"), [(0, 200, 0, 2000), (5, 7, 11, 3000), (2**40, 1, 3, 500)])
+@pytest.mark.parametrize(
+    ("seed", "s", "j0", "b"), [(0, 200, 0, 2000), (5, 7, 11, 3000), (2**40, 1, 3, 500)]
+)
 def test_numba_kernel_equals_numpy_twin_bit_for_bit(seed, s, j0, b):
     key = _key(seed)
     np.testing.assert_array_equal(_columns(key, s, j0, b), _expected_columns(key, s, j0, b))

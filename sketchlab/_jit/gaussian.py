@@ -18,7 +18,7 @@ from .hashing import hash64, sign_of, uniform_of
 
 _LAYER = np.uint64(0xFF)
 _LAYER_AND_SIGN = np.uint64(0x1FF)
-_MANTISSA_SHIFT = np.uint64(12)
+_GRID_SHIFT = np.uint64(12)  # bits 12-63: the 52-bit grid position m
 
 
 @njit(**JIT)
@@ -32,7 +32,7 @@ def ziggurat_rare(h, entry_key, widths, limits, heights, r):
     c = np.uint64(0)
     while True:
         layer = h & _LAYER
-        m = h >> _MANTISSA_SHIFT
+        m = h >> _GRID_SHIFT
         x = (np.float64(m) + 0.5) * widths[h & _LAYER_AND_SIGN]
         if m < limits[layer]:
             return x
@@ -67,7 +67,7 @@ def ziggurat_columns(key, retry, s, j0, out, widths, limits, heights, r):
         for t in range(s):
             index = base + np.uint64(t)
             h = hash64(key, index)
-            m = h >> _MANTISSA_SHIFT
+            m = h >> _GRID_SHIFT
             if m < limits[h & _LAYER]:
                 z = (np.float64(m) + 0.5) * widths[h & _LAYER_AND_SIGN]
             else:
