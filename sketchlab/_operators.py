@@ -51,8 +51,10 @@ _MAX_DIM = 2**31 - 1
 # The hashing kinds pack a nonzero as ``row << 1 | sign_bit`` in 4 bytes.
 _MAX_HASH_ROWS = 2**30
 # Columns of a dense kind (Gaussian, SRHT block form) generated at a time:
-# about 8 MB of float64 per block.
-_DENSE_BLOCK_ENTRIES = 1 << 20
+# about 32 MB of float64 per block (one block, one GEMM, for most sketches:
+# each block costs a slice and an accumulation of the output besides its
+# product).
+_DENSE_BLOCK_ENTRIES = 1 << 22
 # Temporaries of an application into a given ``out`` whose layout the
 # compiled loops cannot write directly: at most this many entries at a time
 # (2 MB of float64), so that a running sketch is updated in bounded memory.
@@ -369,8 +371,9 @@ class SketchOperator:
             out[:, j0:j1] = self._columns(j0, j1).T
         return out
 
-    def _columns(self, j0, j1):
-        """Columns ``[j0, j1)`` of S as a C-ordered ``(j1 - j0, s)`` float64 array."""
+    def _columns(self, j0, j1, serial=False):
+        """Columns ``[j0, j1)`` of S as a C-ordered ``(j1 - j0, s)`` float64
+        array (``serial``: generated on one thread)."""
         raise NotImplementedError  # pragma: no cover
 
     def _rmatmat(self, Y):
@@ -541,7 +544,7 @@ class _TableSketch(SketchOperator):
         tables = self._tables(offset, offset + arrays[0].shape[axis])
         return [_apply_tables(tables, A, axis, None, False) for A in arrays]
 
-    def _columns(self, j0, j1):
+    def _columns(self, j0, j1, serial=False):
         col_ptr, rows, vals = self._make_tables(j0, j1).csc
         out = np.zeros((j1 - j0, self._s))
         cols = np.repeat(np.arange(j1 - j0), np.diff(col_ptr))
@@ -1015,7 +1018,9 @@ class _DenseSketch(SketchOperator):
         step = max(1, _DENSE_BLOCK_ENTRIES // self._s)
         for k0 in range(0, b, step):
             k1 = min(b, k0 + step)
-            G64 = self._columns(offset + k0, offset + k1)
+            # generated on one thread: BLAS multiplies on all of them, and a
+            # Numba pool woken between BLAS calls only competes with it
+            G64 = self._columns(offset + k0, offset + k1, serial=True)
             for Y, target, _ in jobs:
                 _add_product(target, Y[:, k0:k1], G64.astype(target.dtype, copy=False))
         return [out for _, _, out in jobs]
@@ -1052,12 +1057,12 @@ class GaussianSketch(_DenseSketch):
         super().__init__(sketch_size, input_dim, rng=rng)
         self._key = np.uint64(_hash.derive_key(self._seed, _hash.STREAM_GAUSSIAN))
 
-    def _columns(self, j0, j1):
+    def _columns(self, j0, j1, serial=False):
         from ._jit import threads_for
         from ._jit.gaussian import gaussian_columns
 
         out = np.empty((j1 - j0, self._s))
-        with threads_for(out.size):
+        with threads_for(0 if serial else out.size):
             gaussian_columns(self._key, self._s, j0, out)
         return out
 
@@ -1125,12 +1130,12 @@ class SRHT(_DenseSketch):
     def _signs(self, j0, j1):
         return _hash.sign_np(_hash.hash64_np(self._sign_key, np.arange(j0, j1)))
 
-    def _columns(self, j0, j1):
+    def _columns(self, j0, j1, serial=False):
         from ._jit import threads_for
         from ._jit.hadamard import srht_columns
 
         out = np.empty((j1 - j0, self._s))
-        with threads_for(out.size):
+        with threads_for(0 if serial else out.size):
             srht_columns(self._signs(j0, j1), self._rows, self._scale, j0, out)
         return out
 
@@ -1268,9 +1273,9 @@ class ComposedSketch(SketchOperator):
         outer = self._outer if outer_in is None else ComposedSketch(self._outer, outer_in)
         return outer, innermost
 
-    def _columns(self, j0, j1):
+    def _columns(self, j0, j1, serial=False):
         # columns of outer @ inner = (inner columns) @ outer^T
-        cols = self._inner._columns(j0, j1)
+        cols = self._inner._columns(j0, j1, serial)
         return self._outer._apply(cols, 1, 0, None, False)
 
     def _rmatmat(self, Y):
