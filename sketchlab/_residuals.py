@@ -5,10 +5,11 @@ for a low-rank factorization with orthonormal U, V,
 ||A - U diag(s) V^T||_F^2 = ||A||_F^2 - 2 sum_i s_i u_i^T A v_i + sum_i s_i^2.
 
 Squares of entries above about 1e154 overflow and below about 1e-154
-underflow, so no factor is squared as given: each is scaled by the power of
-two that brings its largest magnitude into [0.5, 1) (exact: only the
-exponents change), the terms are brought to one common power of two before
-they are squared and added, and the exponent is put back on the final norm.
+underflow, so no factor is squared as given: a factor far from 1 is scaled by
+the power of two that brings its largest magnitude into [0.5, 1) (exact: only
+the exponents change), the terms are brought to one common power of two
+before they are squared and added, and the exponent is put back on the final
+norm.
 Squared quantities are therefore carried as pairs ``(value, e)`` meaning
 ``value * 4**e``, with ``e = None`` for an exact zero.
 """
@@ -45,6 +46,10 @@ _UNSCALED_EXPONENTS = 512
 # underflow are below 2^-62 times the largest (squares below 2^-124 of its
 # square): there ||A||_F^2 is summed as it is, without a scaled copy.
 _PLAIN_SQUARES_EXPONENTS = 448
+# Factors (C, X, R; U, s, Vt) whose largest magnitude is within 2^+-128 are
+# used as they are: a product of three of them, and its square (the Gram term
+# of lowrank_residual), stay within 2^+-800 times powers of the dimensions.
+_UNSCALED_FACTOR_EXPONENTS = 128
 
 
 # ---- exact scaling by powers of two -------------------------------------------
@@ -71,11 +76,16 @@ def _times_pow2(x, k):
 
 
 def _normalized(x):
-    """``(x * 2**-e, e)`` in float64, the largest magnitude in [0.5, 1);
-    ``(x, None)`` for a zero x."""
+    """``(x * 2**-e, e)`` in float64 with the largest magnitude of
+    ``x * 2**-e`` in [0.5, 1), or within 2**+-_UNSCALED_FACTOR_EXPONENTS
+    with e = 0 (x as it is, no copy); ``(x, None)`` for a zero x."""
     x = np.asarray(x, dtype=np.float64)
     e = _exponent(x)
-    return (x, None) if e is None else (_times_pow2(x, -e), e)
+    if e is None:
+        return x, None
+    if abs(e) <= _UNSCALED_FACTOR_EXPONENTS:
+        return x, 0
+    return _times_pow2(x, -e), e
 
 
 def _max_exponent(*exponents):
@@ -181,9 +191,9 @@ class _GMRSplit:
     the identity ||A||^2 - 2 <X, C^T A R^T> + ||C X R||^2 with the Gram
     matrices C^T C = T_C^T T_C and R R^T = T_R^T T_R kept as factors.
 
-    The factors are those of the normalized C, R (``C = 2**e_C C1``, ...), so
-    ``T_C`` here is T_C 2**-e_C, ``T_R`` is T_R 2**-e_R, and ``B`` is stored
-    in units of 2**e_A.
+    The factors are those of C, R scaled by powers of two (``C = 2**e_C C1``,
+    see _normalized), so ``T_C`` here is T_C 2**-e_C, ``T_R`` is T_R 2**-e_R,
+    and ``B`` is stored in units of 2**e_A.
     """
 
     def __init__(self, A, C, R):

@@ -159,7 +159,9 @@ def scale_problem(seed=40, m=70, n=45, c=6, r=5, dtype=np.float64):
 def test_gmr_residual_scales_with_A(lam, form):
     A, C, X, R = scale_problem()
     base = gmr_residual(A, C, X, R)
-    for args in ((lam * A, lam * C, X, R), (lam * A, C, lam * X, R), (lam * A, C, X, lam * R)):
+    c = np.cbrt(lam)  # the scale spread over three factors: each within 2**+-128 or not
+    for args in ((lam * A, lam * C, X, R), (lam * A, C, lam * X, R), (lam * A, C, X, lam * R),
+                 (lam * A, c * C, c * X, c * R)):
         got = gmr_residual(as_form(args[0], form), *args[1:])
         assert got == pytest.approx(lam * base, rel=1e-12)
         assert got == pytest.approx(dense_norm(args[0] - args[1] @ args[2] @ args[3]), rel=1e-12)
@@ -286,7 +288,9 @@ def test_lowrank_residual_scales_with_A(lam, form):
     general = (g.standard_normal(U.shape), g.standard_normal(s.shape), g.standard_normal(Vt.shape))
     for U1, s1, Vt1 in ((U, s, Vt), general):
         base = lowrank_residual(A, U1, s1, Vt1)
-        for args in ((lam * U1, s1, Vt1), (U1, lam * s1, Vt1), (U1, s1, lam * Vt1)):
+        c = np.cbrt(lam)
+        for args in ((lam * U1, s1, Vt1), (U1, lam * s1, Vt1), (U1, s1, lam * Vt1),
+                     (c * U1, c * s1, c * Vt1)):
             got = lowrank_residual(as_form(lam * A, form), *args)
             assert got == pytest.approx(lam * base, rel=1e-12)
             want = dense_norm(lam * A - (args[0] * args[1]) @ args[2])
