@@ -14,11 +14,10 @@ zero (pseudo-inverse semantics for rank-deficient factors).
 import warnings
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._config import serial_blas
-from ._errors import DEFAULT_PROBES, from_gaussian_probes, probe_inner_size, test_operator
+from ._errors import DEFAULT_PROBES, from_gaussian_probes, probe_inner_size, probe_operator
 from ._linalg import exact_core, project_psd as _project_psd, range_factors, sampling_scores
 from ._linalg import solve_core, squared_frobenius, symmetrize
 from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, sketch_both
@@ -48,24 +47,25 @@ class UnderdeterminedSketchWarning(UserWarning):
 # ---------------------------------------------------------------------------
 
 
-def _dense_factor(B, name):
-    """A dense 2-D float array; a sparse factor is densified (it is thin)."""
+def _factor(B, name, dense):
+    """A validated 2-D factor: dense, or CSR/CSC kept sparse unless ``dense``."""
     B = as_matrix(B, name)
-    if sp.issparse(B):
+    if dense and sp.issparse(B):
         B = B.toarray()
     if B.shape[0] == 0 or B.shape[1] == 0:
         raise ValueError(f"{name} must not have an empty dimension, got shape {B.shape}")
     return B
 
 
-def check_gmr_inputs(A, C, R):
+def check_gmr_inputs(A, C, R, *, dense_factors=True):
     """Validate ``A`` (m, n), ``C`` (m, c), ``R`` (r, n): numeric, finite and
-    of agreeing shapes.  A stays dense or CSR/CSC; C and R become dense."""
+    of agreeing shapes.  A stays dense or CSR/CSC; C and R become dense
+    unless ``dense_factors`` is False (then sparse ones stay sparse)."""
     A = as_matrix(A, "A")
     if A.shape[0] == 0 or A.shape[1] == 0:
         raise ValueError(f"A must not have an empty dimension, got shape {A.shape}")
-    C = _dense_factor(C, "C")
-    R = _dense_factor(R, "R")
+    C = _factor(C, "C", dense_factors)
+    R = _factor(R, "R", dense_factors)
     m, n = A.shape
     if C.shape[0] != m:
         raise ValueError(
@@ -271,12 +271,17 @@ def _check_structure(structure, A, C, R):
             f"structure={structure!r} needs C = R^T, got C of shape {C.shape} and R of shape "
             f"{R.shape}"
         )
-    tol = 100 * np.finfo(out_dtype(C, R)).eps * np.linalg.norm(C)
-    if not np.linalg.norm(C - R.T) <= tol:
+    tol = 100 * np.finfo(out_dtype(C, R)).eps * _norm(C)
+    gap = _norm(C - R.T)
+    if not gap <= tol:
         raise ValueError(
-            f"structure={structure!r} needs C = R^T, got ||C - R^T||_F = "
-            f"{np.linalg.norm(C - R.T):.3g} (tolerance {tol:.3g})"
+            f"structure={structure!r} needs C = R^T, got ||C - R^T||_F = {gap:.3g} "
+            f"(tolerance {tol:.3g})"
         )
+
+
+def _norm(B):
+    return float(np.sqrt(squared_frobenius(B)))
 
 
 def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None, rng=None,
@@ -293,10 +298,11 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
     A : array_like or scipy.sparse matrix of shape (m, n)
         Dense (C or F order) or sparse (CSR/CSC; other formats are converted
         to CSR).
-    C : array_like of shape (m, c)
-        Dense (a sparse C is densified).
-    R : array_like of shape (r, n)
-        Dense (a sparse R is densified).
+    C : array_like or scipy.sparse matrix of shape (m, c)
+        Dense or sparse; a sparse C (e.g. columns of a sparse A, as in CUR)
+        is sketched as it is, never densified.
+    R : array_like or scipy.sparse matrix of shape (r, n)
+        Dense or sparse, likewise.
     sketch_size : int or (int, int), optional
         ``(s_c, s_r)``, the rows of S_C (s_c x m) and S_R (s_r x n); an int
         sets both.  Required with a kind name, optional with operators (then
@@ -416,7 +422,7 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
     rtol = check_rtol(rtol)
     tol = _check_tol(tol)
     q = DEFAULT_PROBES if n_probes is None else check_int(n_probes, "n_probes", 2)
-    A, C, R = check_gmr_inputs(A, C, R)
+    A, C, R = check_gmr_inputs(A, C, R, dense_factors=False)  # sketched as they are
     _check_structure(structure, A, C, R)
     dtype = out_dtype(A, C, R)
     eps = np.finfo(dtype).eps
@@ -441,7 +447,7 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
         return X.astype(dtype, copy=False)
     # the probes are drawn after the sketches (from a generator of their own
     # when the sketches were given), so X is the same with or without them
-    probe = _Probe(A, C, R, q, _probe_generator(sketch, rng))
+    probe = ResidualProbe(A, C, R, q, _probe_generator(sketch, rng))
     return X.astype(dtype, copy=False), probe.estimate(X)
 
 
@@ -465,14 +471,14 @@ def _probe_generator(sketch, rng):
     return as_generator(None if rng is None else rng)
 
 
-class _Probe:
+class ResidualProbe:
     """The test sketch of an error estimate of ``||A - C X R||_F``:
     ``A Theta^T`` (m x q) with Theta q Gaussian probes through a CountSketch
     of A's columns, and ``R Theta^T``; then ``E Theta^T = A Theta^T - C X
     (R Theta^T)`` for any X."""
 
     def __init__(self, A, C, R, q, gen):
-        self.theta = test_operator(q, A.shape[1], gen)
+        self.theta = probe_operator(q, A.shape[1], gen)
         with trusted(A, R):  # validated by check_gmr_inputs
             self.AT = self.theta.apply(A, axis=1)  # (m, q)
             self.RT = self.theta.apply(R, axis=1)  # (r, q)
@@ -510,14 +516,14 @@ def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rn
         half = _check_sketch_size(sketch_size, sketch, m // 2, n // 2)
     half = (max(1, half[0]), max(1, half[1]))
     gen = as_generator(rng)
-    _, T_C, _, T_R, _ = _range_triangles(C, R)
+    gram_C, gram_R = _gram(C.T, C), _gram(R, R.T)  # ||C D R||_F^2 = <D, C^T C D R R^T>
     probe = None
     rounds = []  # (X, estimated ||C (X - X*) R||_F^2)
     for _ in range(_MAX_TOL_ROUNDS):
         S_C, S_R = _split_sketches(sketch, half, C, R, m, n, gen)
         SC_C, M, R_SR = _sketch_problem(S_C, S_R, A, C, R)
         if probe is None:
-            probe = _Probe(A, C, R, q, gen)
+            probe = ResidualProbe(A, C, R, q, gen)
         h_c, h_r = half
         solve = lambda rows, cols: solve_sketched(  # noqa: E731
             SC_C[rows], M[rows][:, cols], R_SR[:, cols], rtol=rtol, eps=eps, structure=structure)
@@ -526,7 +532,7 @@ def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rn
         X = solve(slice(None), slice(None))
         # independent halves: E||C (X1 - X2) R||^2 = 2 excess(half); the whole
         # sketch has twice the size: excess / 2 (the slow, 1/s, end of the law)
-        excess = _weighted_norm2(T_C, X1 - X2, T_R) / 4
+        excess = _weighted_norm2(gram_C, X1 - X2, gram_R) / 4
         rounds.append((X, excess))
         weights = np.array([1.0 / max(v, 1e-300) for _, v in rounds])
         X_comb = sum(w * Xi for w, (Xi, _) in zip(weights, rounds)) / weights.sum()
@@ -555,18 +561,16 @@ def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rn
     return X_comb, estimate
 
 
-def _range_triangles(C, R):
-    """(Q_C, T_C, Q_R, T_R, None): ``||C D R||_F = ||T_C D T_R^T||_F`` for any D."""
+def _gram(X, Y):
+    """``X @ Y`` as a dense float64 array (X, Y dense or sparse)."""
     with serial_blas():
-        T_C = sla.qr(C, mode="r", check_finite=False)[0]
-        T_R = sla.qr(R.T, mode="r", check_finite=False)[0]
-    return None, T_C, None, T_R, None
+        return np.asarray((X @ Y).toarray() if sp.issparse(X) and sp.issparse(Y) else X @ Y,
+                          dtype=np.float64)
 
 
-def _weighted_norm2(T_C, D, T_R):
-    """``||C D R||_F^2`` from the triangular factors of C and R^T."""
-    P = T_C @ D @ T_R.T
-    return float(np.einsum("ij,ij->", P, P))
+def _weighted_norm2(gram_C, D, gram_R):
+    """``||C D R||_F^2 = <D, (C^T C) D (R R^T)>`` from the Gram matrices."""
+    return max(float(np.einsum("ij,ij->", D, gram_C @ D @ gram_R)), 0.0)
 
 
 def _split_sketches(kind, half, C, R, m, n, gen):

@@ -41,6 +41,7 @@ __all__ = [
     "UniformSampler",
     "LeverageScoreSampler",
     "ComposedSketch",
+    "IndexSelection",
     "compose",
     "sketch_both",
 ]
@@ -934,17 +935,79 @@ class LeverageScoreSampler(_Sampler):
         return (self._scores_digest,)
 
     @classmethod
-    def from_matrix(cls, A, sketch_size, *, axis=0, rng=None):
-        """Sampler on the exact leverage scores of ``A``.
+    def from_matrix(cls, A, sketch_size, *, axis=0, k=None, method="exact", rng=None):
+        """Sampler on the leverage scores of ``A``.
 
         ``axis=0`` samples rows of ``A`` (row leverage scores, operator of
         shape ``(s, m)``); ``axis=1`` samples columns (shape ``(s, n)``).
-        See :func:`sketchlab.leverage_scores`.
+        ``k`` asks for rank-k scores and ``method="sketch"`` for the fast
+        approximation; see :func:`sketchlab.leverage_scores`.  ``rng`` seeds
+        the approximation (when used) and then the sampler.
+
+        Examples
+        --------
+        >>> import numpy as np, sketchlab
+        >>> A = np.random.default_rng(0).standard_normal((100, 5))
+        >>> S = sketchlab.LeverageScoreSampler.from_matrix(A, 20, rng=0)
+        >>> S.shape
+        (20, 100)
         """
         from ._leverage import leverage_scores
+        from ._validation import as_generator
 
-        scores = leverage_scores(A, axis=axis)
-        return cls(sketch_size, scores.shape[0], scores=scores, rng=rng)
+        if method == "exact":  # no randomness in the scores: rng seeds the sampler alone
+            scores = leverage_scores(A, axis=axis, k=k, method=method)
+            return cls(sketch_size, scores.shape[0], scores=scores, rng=rng)
+        gen = as_generator(rng)
+        scores = leverage_scores(A, axis=axis, k=k, method=method, rng=gen)
+        return cls(sketch_size, scores.shape[0], scores=scores, rng=gen)
+
+
+class IndexSelection(_Sampler):
+    """Selection of given indices: row t of S is ``e_{indices[t]}^T``.
+
+    ``S @ A`` is ``A[indices]`` and ``A @ S.T`` is ``A[:, indices]`` (weights
+    1, no randomness): the linear map that gathers the rows or columns a CUR
+    decomposition keeps, as an operator, so that a single pass (in blocks, or
+    over the chunks of a dask array) can gather them beside other sketches.
+
+    Parameters
+    ----------
+    indices : array_like of int, shape (s,)
+        In ``[0, input_dim)``; repeats allowed.
+    input_dim : int
+
+    Examples
+    --------
+    >>> import numpy as np, sketchlab
+    >>> P = sketchlab.IndexSelection([2, 0], 4)
+    >>> P @ np.arange(8.0).reshape(4, 2)
+    array([[4., 5.],
+           [0., 1.]])
+    """
+
+    kind = "selection"
+
+    def __init__(self, indices, input_dim):
+        idx = np.asarray(indices)
+        if idx.ndim != 1 or idx.size == 0 or (idx.dtype.kind not in "iu"):
+            raise ValueError(
+                f"indices must be a non-empty 1-D array of ints, got dtype {idx.dtype} and "
+                f"shape {idx.shape}"
+            )
+        super().__init__(idx.size, input_dim, rng=0)
+        if idx.min() < 0 or idx.max() >= self._d:
+            raise ValueError(
+                f"indices must lie in [0, {self._d}), got values in [{idx.min()}, {idx.max()}]"
+            )
+        self._finish(idx, np.ones(idx.size))
+        self._digest = hashlib.sha256(self._indices.tobytes()).hexdigest()
+
+    def _params(self):
+        return (self._digest,)
+
+    def __repr__(self):
+        return f"IndexSelection(<{self._s} indices>, {self._d})"
 
 
 # ---------------------------------------------------------------------------
@@ -1423,9 +1486,14 @@ def _both_loops(left, A, right, target, into, transposed):
 
     shape, dtype = target.shape, target.dtype
     nchunks = _stream_chunks(A.nnz, shape, dtype)
-    if left.codes is None or right.codes is None or nchunks == 0:
-        # samplers (or buffers too large): each output row gathers the rows
-        # of A it needs, so a sampler reads only its sampled rows
+    if right.codes is not None and (left.codes is None or nchunks == 0):
+        # buffers too large (or a sampler on the left): each output row
+        # gathers the rows of A it needs, through S2's 4-byte codes
+        K.both_csr_rows_hash(*left.csr, A.indptr, A.indices, A.data, right.codes, right.p,
+                             right.scale, target, into)
+    elif left.codes is None or right.codes is None or nchunks == 0:
+        # samplers: each output row gathers the rows of A it needs, so a
+        # sampler reads only its sampled rows
         K.both_csr_rows(*left.csr, A.indptr, A.indices, A.data, *right.csc, target, into)
     else:
         # hashing kinds touch every row: stream A once in its row order

@@ -32,7 +32,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._config import serial_blas
-from ._errors import DEFAULT_PROBES, from_gaussian_probes, probe_inner_size, test_operator
+from ._errors import DEFAULT_PROBES, from_gaussian_probes, probe_inner_size, probe_operator
 from ._linalg import solve_core
 from ._operators import UniformSampler
 from ._registry import SVD_SKETCHES, make_sketch
@@ -126,7 +126,7 @@ def svd_sketches(method, shape, k, *, c=None, r=None, s_c=None, s_r=None,
         S_C = _operator(core_sketch, s_c, m, gen)
         sketches["core"] = (S_C, _operator(core_sketch, s_r, n, gen))
     if estimate_error:
-        sketches["test"] = (test_operator(q, m, gen), None)
+        sketches["test"] = (probe_operator(q, m, gen), None)
     return k, rank, sketches
 
 

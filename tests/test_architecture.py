@@ -33,7 +33,7 @@ LAYERS = {
     "_residuals": 7,
     "_spsd": 7,
     "_svd": 7,
-    "_landmarks": 7,
+    "_selection": 6,
     "_cur": 8,
     "_estimators": 9,
     "dask": 9,

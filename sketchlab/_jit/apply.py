@@ -243,6 +243,24 @@ def both_csr_rows(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, c_ptr, c_idx, c_val,
 
 
 @njit(**PJIT)
+def both_csr_rows_hash(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, codes2, p2, scale2, out,
+                       accumulate):
+    """out (+)= S1 A S2^T  (s1 x s2), one output row per iteration, for an S2
+    given as packed codes: the loop for outputs too large for the streaming
+    buffers (each output row stays in L1 while the rows of A that S1 sends
+    to it are scattered through the 4-byte codes of S2)."""
+    s1, s2 = out.shape
+    for t in prange(s1):
+        row = out[t]
+        if not accumulate:
+            row[:] = 0.0
+        for k in range(s_ptr[t], s_ptr[t + 1]):
+            i = s_idx[k]
+            _scatter_codes(row, a_idx, a_val, a_ptr[i], a_ptr[i + 1], s_val[k] * scale2,
+                           codes2, p2)
+
+
+@njit(**PJIT)
 def both_csr_chunks_hash(
     codes1, p1, scale1, a_ptr, a_idx, a_val, codes2, p2, scale2, bounds, bufs, accumulate
 ):
