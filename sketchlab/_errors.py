@@ -166,19 +166,28 @@ def from_gaussian_probes(Z, *, norm=None, inner_size=None):
     return ErrorEstimate(value, low, high, _relative(value, norm), q)
 
 
-def from_samples(y, *, norm=None):
+def from_samples(y, *, norm=None, population=None):
     """ErrorEstimate from independent unbiased samples ``y_b`` of ``||E||_F^2``.
 
-    For instance ``y_b = n ||e_{i_b}||^2`` for rows ``i_b`` of an n x n error
-    matrix drawn uniformly.  The interval is the Student-t interval of the
-    mean of y (clipped at 0), then square-rooted: it assumes the mean of the
-    q samples is close to normal (many rows each contributing a little).
+    For instance ``y_b = ||e_{i_b}||^2 / p_{i_b}`` for rows ``i_b`` of an
+    error matrix drawn with probabilities p.  The sum of the q samples is
+    treated as a scaled chi-square whose degrees of freedom match the
+    samples' mean and variance (a Gamma law, which a sum of positive,
+    right-skewed terms follows better than a normal one): the interval is
+    wide upward when a few samples dominate.  It assumes the samples are
+    independent and that their variance is seen in the q samples (no large
+    error concentrated on rows that are never drawn).
 
     Parameters
     ----------
     y : array_like of shape (q,)
     norm : float, optional
         ``||A||_F`` (or its estimate) for the relative error.
+    population : int, optional
+        When the samples are drawn without replacement from ``population``
+        items (rows), the finite-population correction
+        ``1 - q / population`` scales the variance (to 0 when every row
+        was drawn: the estimate is then exact).
 
     Returns
     -------
@@ -194,9 +203,16 @@ def from_samples(y, *, norm=None):
     value = math.sqrt(scale) * math.sqrt(mean)
     if q < 2:
         return ErrorEstimate(value, 0.0, float("inf"), _relative(value, norm), q)
-    from scipy.stats import t as student
-
-    half = float(student.ppf(1.0 - _TAIL, q - 1)) * float(ys.std(ddof=1)) / math.sqrt(q)
-    low = math.sqrt(scale) * math.sqrt(max(mean - half, 0.0))
-    high = math.sqrt(scale) * math.sqrt(mean + half)
+    variance = float(ys.var(ddof=1))
+    if population is not None:
+        variance *= max(0.0, 1.0 - q / population)
+    if variance == 0.0:
+        return ErrorEstimate(value, value, value, _relative(value, norm), q)
+    # the sum of q positive samples as a scaled chi-square (a Gamma), with the
+    # degrees of freedom that match its mean and variance: the interval
+    # widens upward when a few large samples dominate (as rows with large
+    # errors do), where a symmetric t-interval would sit too low
+    dof = min(2.0 * q * mean * mean / variance, 1e8)
+    low = math.sqrt(scale) * math.sqrt(dof * mean / _chi2_ppf(1.0 - _TAIL, dof))
+    high = math.sqrt(scale) * math.sqrt(dof * mean / _chi2_ppf(_TAIL, dof))
     return ErrorEstimate(value, low, high, _relative(value, norm), q)

@@ -22,10 +22,12 @@ import numpy as np
 import scipy.linalg as sla
 
 from ._config import serial_blas
+from ._errors import from_samples
 from ._gmr import solve_sketched
 from ._kernel_matrices import as_kernel
 from ._linalg import exact_core, sampling_scores, solve_core, symmetrize
 from ._operators import LeverageScoreSampler, UniformSampler
+from ._selection import LANDMARKS, select_landmarks
 from ._validation import as_generator, check_choice, check_int, check_positive
 
 __all__ = ["SPSDApproximation", "nystrom", "fast_spsd", "faster_spsd", "optimal_spsd", "eta"]
@@ -67,13 +69,14 @@ class SPSDApproximation:
     (100, 100)
     """
 
-    def __init__(self, columns, C, U, *, n_evaluated, method, samples=()):
+    def __init__(self, columns, C, U, *, n_evaluated, method, samples=(), error_estimate=None):
         self.columns = columns
         self.C = C
         self.U = U
         self.n_evaluated = int(n_evaluated)
         self.method = method
         self.samples = tuple(samples)
+        self.error_estimate = error_estimate
 
     @property
     def shape(self):
@@ -198,14 +201,8 @@ class SPSDApproximation:
 # ---------------------------------------------------------------------------
 
 
-def _landmarks(n, c, columns, gen):
-    """The landmark column indices: ``columns`` checked, or c drawn uniformly
-    without replacement."""
-    if columns is None:
-        if c is None:
-            raise TypeError("c must be given when columns is not")
-        c = check_int(c, "c", 1, n)
-        return UniformSampler(c, n, replace=False, rng=gen).indices.copy()
+def _given_columns(n, c, columns):
+    """The landmark column indices given by the caller, checked."""
     cols = np.asarray(columns)
     if cols.ndim != 1 or cols.size == 0 or cols.dtype.kind not in "iu":
         raise ValueError(
@@ -225,18 +222,69 @@ def _landmarks(n, c, columns, gen):
     return cols
 
 
-def _start(K, c, columns, rng, s=None):
-    """Check the arguments, then draw the landmarks and evaluate C.
+class _Run:
+    """One call of an SPSD method: the oracle, its generator, the landmarks
+    and C, and the count of kernel entries it evaluated."""
 
-    Returns (oracle, generator, landmark columns, C, C as float64, s)."""
-    K = as_kernel(K)
-    gen = as_generator(rng)
+    def __init__(self, K, c, columns, landmarks, rng, s=None):
+        self.K = as_kernel(K)
+        self.gen = as_generator(rng)
+        n = self.K.shape[0]
+        self.start = self.K.n_evaluated
+        landmarks = check_choice(landmarks, "landmarks", LANDMARKS)
+        if columns is not None:
+            self.cols = _given_columns(n, c, columns)
+            C = None
+        else:
+            if c is None:
+                raise TypeError("c must be given when columns is not")
+            c = check_int(c, "c", 1, n)
+            self.cols, C = select_landmarks(self.K, c, landmarks, self.gen)
+        self.s = None if s is None else check_int(s, "s", self.cols.size, n)
+        self.C = self.K[:, self.cols] if C is None else C
+        self.C64 = np.asarray(self.C, dtype=np.float64)
+
+    def result(self, U, method, *, estimate_error=False, n_probes=None, samples=()):
+        """The SPSDApproximation, with the error estimate when asked (its rows
+        of K are evaluated last, from the same generator, and counted)."""
+        approx = SPSDApproximation(self.cols, self.C, U, n_evaluated=0, method=method,
+                                   samples=samples)
+        if estimate_error:
+            approx.error_estimate = _estimate(self.K, approx, n_probes, self.gen)
+        approx.n_evaluated = self.K.n_evaluated - self.start
+        return approx
+
+
+# rows of K the error estimate evaluates by default
+_SPSD_PROBES = 40
+
+
+def _estimate(K, approx, n_probes, gen):
+    """ErrorEstimate of ``||K - C U C^T||_F`` from q rows of the error
+    ``E = K - C U C^T``, drawn i.i.d. with probabilities
+
+        p_i = (|E_ii| / sum_j |E_jj| + 1 / n) / 2
+
+    (importance sampling: ``||e_i||^2 / p_i`` is unbiased for ``||E||_F^2``).
+    The diagonal of E costs the diagonal of K (known for RBF) and O(n c^2):
+    for a PSD error, as Nystrom's, ``||e_i||^2 <= E_ii tr(E)``, so rows are
+    drawn where the error can be; the uniform half keeps every row possible
+    and the variance bounded when E is not PSD.  Uniform rows alone miss a
+    small cluster of badly approximated points far too often to be honest."""
     n = K.shape[0]
-    cols = _landmarks(n, c, columns, gen)
-    if s is not None:
-        s = check_int(s, "s", cols.size, n)
-    C = K[:, cols]
-    return K, gen, cols, C, np.asarray(C, dtype=np.float64), s
+    q = min(n, _SPSD_PROBES if n_probes is None else check_int(n_probes, "n_probes", 2))
+    C = np.asarray(approx.C, dtype=np.float64)
+    CU = C @ approx.U
+    diag_error = np.abs(np.asarray(K.diagonal(), dtype=np.float64)
+                        - np.einsum("ij,ij->i", CU, C))
+    total = diag_error.sum()
+    p = np.full(n, 1.0 / n) if not total > 0 else 0.8 * diag_error / total + 0.2 / n
+    rows = gen.choice(n, size=q, replace=True, p=p / p.sum())
+    block = np.asarray(K[rows], dtype=np.float64)  # q x n entries
+    E = block - CU[rows] @ C.T
+    weight = 1.0 / p[rows]
+    norm = float(np.sqrt(np.mean(weight * np.einsum("ij,ij->i", block, block))))
+    return from_samples(weight * np.einsum("ij,ij->i", E, E), norm=norm)
 
 
 def _row_leverage(C):
@@ -256,7 +304,8 @@ def _sampled_block(K, idx1, w1, idx2, w2):
 # ---------------------------------------------------------------------------
 
 
-def nystrom(K, c, *, columns=None, rng=None):
+def nystrom(K, c, *, columns=None, landmarks="uniform", rng=None, estimate_error=False,
+            n_probes=None):
     """The Nystrom approximation ``K ~ C W^+ C^T``.
 
     Parameters
@@ -270,8 +319,27 @@ def nystrom(K, c, *, columns=None, rng=None):
     columns : array_like of int, optional
         The landmark columns (distinct, in [0, n)); by default ``c`` are
         drawn uniformly without replacement.
+    landmarks : {"uniform", "rpcholesky", "ridge-leverage"}, default "uniform"
+        How the c landmarks are chosen when ``columns`` is not given:
+        uniformly without replacement, by randomly pivoted Cholesky (Chen,
+        Epperly, Tropp & Webber 2022; its c pivot columns are C, so it costs
+        no more kernel entries than C itself, plus the diagonal where it is
+        not known), or by recursive ridge leverage scores (Musco & Musco
+        2017; at most about c n more entries).  Every entry is counted in
+        ``n_evaluated``.
     rng : None, int or numpy.random.Generator
         Seed of the landmark draw (SPEC 7).
+    estimate_error : bool, default False
+        Attach an :class:`~sketchlab.ErrorEstimate` of ``||K - C U C^T||_F``
+        as ``error_estimate``: ``n_probes`` rows of K (default 20), drawn
+        after everything else with probabilities half proportional to the
+        diagonal of the error (where a PSD error can be large), half uniform;
+        the importance-weighted squared row errors are averaged with a
+        Student-t interval (it assumes their mean is close to normal).  The
+        ``n_probes * n`` entries (and the diagonal of K, where not known) are
+        counted in ``n_evaluated``.
+    n_probes : int, optional
+        Rows of K the estimate evaluates.
 
     Returns
     -------
@@ -302,18 +370,18 @@ def nystrom(K, c, *, columns=None, rng=None):
     >>> approx.C.shape, approx.U.shape, approx.n_evaluated
     ((300, 30), (30, 30), 9000)
     """
-    K, gen, cols, C, C64, _ = _start(K, c, columns, rng)
-    n = K.shape[0]
-    W = symmetrize(C64[cols])  # the landmark block K[cols, cols], part of C
-    U = symmetrize(solve_core(W, np.eye(cols.size)))  # W^+
-    return SPSDApproximation(cols, C, U, n_evaluated=n * cols.size, method="nystrom")
+    run = _Run(K, c, columns, landmarks, rng)
+    W = symmetrize(run.C64[run.cols])  # the landmark block K[cols, cols], part of C
+    U = symmetrize(solve_core(W, np.eye(run.cols.size)))  # W^+
+    return run.result(U, "nystrom", estimate_error=estimate_error, n_probes=n_probes)
 
 
 FAST_SPSD_SAMPLING = ("uniform", "leverage")
 
 
-def fast_spsd(K, c, s, *, columns=None, rng=None, sampling="uniform", replace=False,
-              include_columns=False, scaled=True):
+def fast_spsd(K, c, s, *, columns=None, landmarks="uniform", rng=None, sampling="uniform",
+              replace=False, include_columns=False, scaled=True, estimate_error=False,
+              n_probes=None):
     """Fast SPSD approximation (Wang, Luo & Zhang 2016; the paper's eq. fast_spd).
 
     ``U = (S C)^+ (S K S^T) (C^T S^T)^+`` with ONE row-sampling sketch S
@@ -328,6 +396,14 @@ def fast_spsd(K, c, s, *, columns=None, rng=None, sampling="uniform", replace=Fa
         Rows of S, ``c <= s <= n``.
     columns : array_like of int, optional
         Landmark columns (default: ``c`` uniform without replacement).
+    landmarks : {"uniform", "rpcholesky", "ridge-leverage"}, default "uniform"
+        How the c landmarks are chosen when ``columns`` is not given:
+        uniformly without replacement, by randomly pivoted Cholesky (Chen,
+        Epperly, Tropp & Webber 2022; its c pivot columns are C, so it costs
+        no more kernel entries than C itself, plus the diagonal where it is
+        not known), or by recursive ridge leverage scores (Musco & Musco
+        2017; at most about c n more entries).  Every entry is counted in
+        ``n_evaluated``.
     rng : None, int or numpy.random.Generator
         Seed of the landmarks and of S.
     sampling : {"uniform", "leverage"}, default "uniform"
@@ -343,6 +419,17 @@ def fast_spsd(K, c, s, *, columns=None, rng=None, sampling="uniform", replace=Fa
         Row ``i`` of S is ``e_i^T / sqrt(s p_i)`` (``p`` the sampling
         probabilities, also for forced rows); unscaled rows are ``e_i^T``.
         Irrelevant for uniform sampling (a constant scale cancels).
+    estimate_error : bool, default False
+        Attach an :class:`~sketchlab.ErrorEstimate` of ``||K - C U C^T||_F``
+        as ``error_estimate``: ``n_probes`` rows of K (default 20), drawn
+        after everything else with probabilities half proportional to the
+        diagonal of the error (where a PSD error can be large), half uniform;
+        the importance-weighted squared row errors are averaged with a
+        Student-t interval (it assumes their mean is close to normal).  The
+        ``n_probes * n`` entries (and the diagonal of K, where not known) are
+        counted in ``n_evaluated``.
+    n_probes : int, optional
+        Rows of K the estimate evaluates.
 
     Returns
     -------
@@ -381,19 +468,20 @@ def fast_spsd(K, c, s, *, columns=None, rng=None, sampling="uniform", replace=Fa
     True
     """
     sampling = check_choice(sampling, "sampling", FAST_SPSD_SAMPLING)
-    K, gen, cols, C, C64, s = _start(K, c, columns, rng, s)
-    n, c = C.shape
+    run = _Run(K, c, columns, landmarks, rng, s)
+    gen, cols, C64, s = run.gen, run.cols, run.C64, run.s
+    n, c = C64.shape
     scores = None
     if sampling == "leverage":
         scores = _row_leverage(C64)
     idx, w = _draw_rows(n, s, cols if include_columns else None, scores, bool(replace), gen)
     if not scaled:
         w = np.ones_like(w)
-    M = _sampled_block(K, idx, w, idx, w)  # S K S^T
+    M = _sampled_block(run.K, idx, w, idx, w)  # S K S^T
     SC = w[:, None] * C64[idx]  # S C
     U = solve_sketched(SC, M, SC.T, structure="symmetric")  # (S C)^+ S K S^T (C^T S^T)^+
-    return SPSDApproximation(cols, C, U, n_evaluated=n * c + s * s, method="fast",
-                             samples=((idx, w),))
+    return run.result(U, "fast", estimate_error=estimate_error, n_probes=n_probes,
+                      samples=((idx, w),))
 
 
 def _draw_rows(n, s, forced, scores, replace, gen):
@@ -428,7 +516,8 @@ def _draw_rows(n, s, forced, scores, replace, gen):
     return idx, 1.0 / np.sqrt(s * p)
 
 
-def faster_spsd(K, c, s, *, columns=None, rng=None):
+def faster_spsd(K, c, s, *, columns=None, landmarks="uniform", rng=None, estimate_error=False,
+                n_probes=None):
     """Faster SPSD approximation (the paper's Algorithm 2).
 
     ``U = pi_+((S1 C)^+ (S1 K S2^T) (C^T S2^T)^+)`` with two INDEPENDENT
@@ -444,8 +533,27 @@ def faster_spsd(K, c, s, *, columns=None, rng=None):
         Rows of S1 and S2, ``c <= s <= n``.
     columns : array_like of int, optional
         Landmark columns (default: ``c`` uniform without replacement).
+    landmarks : {"uniform", "rpcholesky", "ridge-leverage"}, default "uniform"
+        How the c landmarks are chosen when ``columns`` is not given:
+        uniformly without replacement, by randomly pivoted Cholesky (Chen,
+        Epperly, Tropp & Webber 2022; its c pivot columns are C, so it costs
+        no more kernel entries than C itself, plus the diagonal where it is
+        not known), or by recursive ridge leverage scores (Musco & Musco
+        2017; at most about c n more entries).  Every entry is counted in
+        ``n_evaluated``.
     rng : None, int or numpy.random.Generator
         Seed of the landmarks, S1 and S2.
+    estimate_error : bool, default False
+        Attach an :class:`~sketchlab.ErrorEstimate` of ``||K - C U C^T||_F``
+        as ``error_estimate``: ``n_probes`` rows of K (default 20), drawn
+        after everything else with probabilities half proportional to the
+        diagonal of the error (where a PSD error can be large), half uniform;
+        the importance-weighted squared row errors are averaged with a
+        Student-t interval (it assumes their mean is close to normal).  The
+        ``n_probes * n`` entries (and the diagonal of K, where not known) are
+        counted in ``n_evaluated``.
+    n_probes : int, optional
+        Rows of K the estimate evaluates.
 
     Returns
     -------
@@ -479,21 +587,22 @@ def faster_spsd(K, c, s, *, columns=None, rng=None):
     >>> bool(np.linalg.eigvalsh(approx.U).min() >= -1e-10)
     True
     """
-    K, gen, cols, C, C64, s = _start(K, c, columns, rng, s)
-    n, c = C.shape
-    scores = _row_leverage(C64)
-    S1 = LeverageScoreSampler(s, n, scores=scores, rng=gen)
-    S2 = LeverageScoreSampler(s, n, scores=scores, rng=gen)
+    run = _Run(K, c, columns, landmarks, rng, s)
+    n, c = run.C64.shape
+    scores = _row_leverage(run.C64)
+    S1 = LeverageScoreSampler(run.s, n, scores=scores, rng=run.gen)
+    S2 = LeverageScoreSampler(run.s, n, scores=scores, rng=run.gen)
     i1, w1, i2, w2 = S1.indices, S1.weights, S2.indices, S2.weights
     # Fast GMR (Algorithm 1) on K with R = C^T, projected onto the PSD cone
     # (Theorem 2): only the sampled block S1 K S2^T of K is evaluated
-    M = _sampled_block(K, i1, w1, i2, w2)  # S1 K S2^T
-    U = solve_sketched(S1.apply(C64), M, S2.apply(C64).T, structure="psd")
-    return SPSDApproximation(cols, C, U, n_evaluated=n * c + s * s, method="faster",
-                             samples=((i1, w1), (i2, w2)))
+    M = _sampled_block(run.K, i1, w1, i2, w2)  # S1 K S2^T
+    U = solve_sketched(S1.apply(run.C64), M, S2.apply(run.C64).T, structure="psd")
+    return run.result(U, "faster", estimate_error=estimate_error, n_probes=n_probes,
+                      samples=((i1, w1), (i2, w2)))
 
 
-def optimal_spsd(K, c, *, columns=None, rng=None, block_rows=None):
+def optimal_spsd(K, c, *, columns=None, landmarks="uniform", rng=None, block_rows=None,
+                 estimate_error=False, n_probes=None):
     """The optimal core ``U = C^+ K (C^+)^T = argmin_X ||K - C X C^T||_F``.
 
     Parameters
@@ -503,11 +612,30 @@ def optimal_spsd(K, c, *, columns=None, rng=None, block_rows=None):
         Number of landmark columns, ``1 <= c <= n`` (None with ``columns``).
     columns : array_like of int, optional
         Landmark columns (default: ``c`` uniform without replacement).
+    landmarks : {"uniform", "rpcholesky", "ridge-leverage"}, default "uniform"
+        How the c landmarks are chosen when ``columns`` is not given:
+        uniformly without replacement, by randomly pivoted Cholesky (Chen,
+        Epperly, Tropp & Webber 2022; its c pivot columns are C, so it costs
+        no more kernel entries than C itself, plus the diagonal where it is
+        not known), or by recursive ridge leverage scores (Musco & Musco
+        2017; at most about c n more entries).  Every entry is counted in
+        ``n_evaluated``.
     rng : None, int or numpy.random.Generator
         Seed of the landmarks.
     block_rows : int, optional
         Rows of K evaluated at a time (default: about 4M entries), so that K
         is never held whole.
+    estimate_error : bool, default False
+        Attach an :class:`~sketchlab.ErrorEstimate` of ``||K - C U C^T||_F``
+        as ``error_estimate``: ``n_probes`` rows of K (default 20), drawn
+        after everything else with probabilities half proportional to the
+        diagonal of the error (where a PSD error can be large), half uniform;
+        the importance-weighted squared row errors are averaged with a
+        Student-t interval (it assumes their mean is close to normal).  The
+        ``n_probes * n`` entries (and the diagonal of K, where not known) are
+        counted in ``n_evaluated``.
+    n_probes : int, optional
+        Rows of K the estimate evaluates.
 
     Returns
     -------
@@ -539,20 +667,19 @@ def optimal_spsd(K, c, *, columns=None, rng=None, block_rows=None):
     """
     if block_rows is not None:
         block_rows = check_int(block_rows, "block_rows", 1)
-    K, gen, cols, C, C64, _ = _start(K, c, columns, rng)
-    n = K.shape[0]
+    run = _Run(K, c, columns, landmarks, rng)
+    C64 = run.C64
     # exact GMR with R = C^T: C = Q T, U = T^+ (Q^T K Q) (T^T)^+, K Q
     # accumulated over row blocks of K
     with serial_blas():
         Q, T = sla.qr(C64, mode="economic", check_finite=False)
     KQ = np.empty_like(Q)
-    for i0, block in K.row_blocks(block_rows):
+    for i0, block in run.K.row_blocks(block_rows):
         KQ[i0:i0 + block.shape[0]] = block @ Q
     with serial_blas():
         B = symmetrize(Q.T @ KQ)
     U = symmetrize(exact_core(T, T, B, C64.shape, C64.shape))
-    return SPSDApproximation(cols, C, U, n_evaluated=n * cols.size + n * n,
-                             method="optimal")
+    return run.result(U, "optimal", estimate_error=estimate_error, n_probes=n_probes)
 
 
 # ---------------------------------------------------------------------------

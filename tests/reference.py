@@ -125,9 +125,20 @@ def gmr_dense(A):
     return np.asarray(A.toarray() if hasattr(A, "toarray") else A, dtype=np.float64)
 
 
+_RTOL_KEYWORD = "rtol" if int(np.__version__.split(".")[0]) >= 2 else "rcond"
+
+
+def numpy_pinv(B, rtol=None, hermitian=False):
+    """numpy's pseudo-inverse with singular values <= rtol * s_max dropped
+    (``rtol`` since numpy 2, ``rcond``, same meaning, before)."""
+    if rtol is None:
+        return np.linalg.pinv(B, hermitian=hermitian)
+    return np.linalg.pinv(B, hermitian=hermitian, **{_RTOL_KEYWORD: rtol})
+
+
 def pinv_rtol(B, rtol):
     """numpy's pseudo-inverse with singular values <= rtol * s_max dropped."""
-    return np.linalg.pinv(gmr_dense(B), rtol=rtol)
+    return numpy_pinv(gmr_dense(B), rtol)
 
 
 def gmr_pinv(A, C, R, rtol_c, rtol_r):
@@ -168,7 +179,7 @@ def rbf_dense(X, gamma, Y=None):
 def pinv_default(B):
     """Pseudo-inverse with singular values <= max(m, n) eps s_max dropped."""
     B = spsd_dense(B)
-    return np.linalg.pinv(B, rtol=max(B.shape) * np.finfo(np.float64).eps)
+    return numpy_pinv(B, max(B.shape) * np.finfo(np.float64).eps)
 
 
 def sampling_dense(indices, weights, n):
@@ -188,8 +199,7 @@ def nystrom_dense(K, cols):
     """U = W^+, W = K[cols, cols] (eigenvalue cutoff c eps |lambda|_max)."""
     K = spsd_dense(K)
     W = K[np.ix_(cols, cols)]
-    return np.linalg.pinv((W + W.T) / 2, rtol=len(cols) * np.finfo(np.float64).eps,
-                          hermitian=True)
+    return numpy_pinv((W + W.T) / 2, len(cols) * np.finfo(np.float64).eps, hermitian=True)
 
 
 def fast_spsd_dense(K, cols, S):
