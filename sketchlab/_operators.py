@@ -1462,23 +1462,19 @@ def _both_tables(S1, A, S2, i0, j0, out, accumulate):
     transposed = A.format == "csc"
     left, right = (t2, t1) if transposed else (t1, t2)
     shape = (s2, s1) if transposed else (s1, s2)
-    if out is None:
-        target, into = np.empty(shape, dtype=dtype), False
+    in_place = out is not None and _rows_contiguous(out.T if transposed else out)
+    if in_place:
+        target, into = (out.T if transposed else out), accumulate
     else:
-        target = out.T if transposed else out
-        into = accumulate
-        if not _rows_contiguous(target):
-            target, into = np.empty(shape, dtype=dtype), False
+        target, into = np.empty(shape, dtype=dtype), False
     from ._jit import threads_for
 
     with threads_for(A.nnz + target.size):
         _both_loops(left, A, right, target, into, transposed)
+    if in_place:
+        return out
     result = target.T if transposed else target
-    if out is None:
-        return result
-    if result is not out:
-        _deliver(out, result, accumulate)
-    return out
+    return result if out is None else _deliver(out, result, accumulate)
 
 
 def _both_loops(left, A, right, target, into, transposed):
