@@ -1,0 +1,127 @@
+"""CUR decomposition and the selections it shares with the kernel landmarks."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import sketchlab as sl
+from sketchlab._cur import CUR_CORES
+from sketchlab._selection import CUR_SELECTIONS, LANDMARKS
+
+from .reference import numpy_pinv
+
+
+def rank5(m=120, n=90, seed=0):
+    gen = np.random.default_rng(seed)
+    return gen.standard_normal((m, 5)) @ gen.standard_normal((5, n))
+
+
+@pytest.mark.parametrize("select", CUR_SELECTIONS)
+@pytest.mark.parametrize("core", CUR_CORES)
+@pytest.mark.parametrize("fmt", ["dense", "csr", "csc"])
+def test_rank_five_matrix_is_recovered_exactly(select, core, fmt):
+    A = rank5()
+    X = {"dense": A, "csr": sp.csr_matrix(A), "csc": sp.csc_matrix(A)}[fmt]
+    d = sl.cur(X, 10, select=select, core=core, rng=1)
+    assert d.columns.size == 10 and d.rows.size == 10
+    assert np.unique(d.columns).size == 10 and np.unique(d.rows).size == 10
+    np.testing.assert_allclose(d.toarray(), A, rtol=0, atol=1e-10 * np.abs(A).max())
+    assert d.error(X) <= 1e-10 * np.linalg.norm(A)
+
+
+def test_columns_and_rows_are_real_and_stay_sparse():
+    A = sp.random(400, 300, density=0.05, format="csr", random_state=2)
+    d = sl.cur(A, 20, 15, rng=0)
+    assert sp.issparse(d.C) and d.C.format == "csc" and sp.issparse(d.R) and d.R.format == "csr"
+    np.testing.assert_array_equal(d.C.toarray(), A[:, d.columns].toarray())
+    np.testing.assert_array_equal(d.R.toarray(), A[d.rows].toarray())
+    assert d.U.shape == (20, 15) and d.shape == (400, 300)
+    dense = d.toarray()
+    np.testing.assert_allclose(d.error(A), np.linalg.norm(A.toarray() - dense), rtol=1e-10)
+    op = d.aslinearoperator()
+    x = np.random.default_rng(3).standard_normal(300)
+    np.testing.assert_allclose(op @ x, dense @ x, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(op.T @ np.ones(400), dense.T @ np.ones(400), rtol=1e-10,
+                               atol=1e-12)
+
+
+def test_cores_against_their_definitions():
+    gen = np.random.default_rng(4)
+    A = rank5(200, 150) + 0.1 * gen.standard_normal((200, 150))
+    exact = sl.cur(A, 12, core="exact", rng=5)
+    C, R = exact.C, exact.R
+    np.testing.assert_allclose(exact.U, numpy_pinv(C) @ A @ numpy_pinv(R), rtol=1e-8,
+                               atol=1e-10)
+    cross = sl.cur(A, 12, core="cross", rng=5)
+    W = A[np.ix_(cross.rows, cross.columns)]
+    np.testing.assert_allclose(cross.U, numpy_pinv(W), rtol=1e-8, atol=1e-10)
+    fast = sl.cur(A, 12, core="fast", rng=5)
+    assert fast.error(A) <= 1.1 * exact.error(A)  # a = 10: error ratio well below 0.1
+
+
+def test_estimate_and_checks():
+    A = rank5() + 0.01 * np.random.default_rng(6).standard_normal((120, 90))
+    d = sl.cur(A, 10, rng=0, estimate_error=True)
+    assert 0.5 < d.error_estimate.value / d.error(A) < 2
+    with pytest.raises(ValueError, match=r"c must be an int in \[1, 90\]"):
+        sl.cur(A, 91)
+    with pytest.raises(ValueError, match=r"r must be an int in \[1, 120\]"):
+        sl.cur(A, 10, 0)
+    with pytest.raises(ValueError, match="select must be one of"):
+        sl.cur(A, 10, select="random")
+    with pytest.raises(ValueError, match="core must be one of"):
+        sl.cur(A, 10, core="slow")
+    with pytest.raises(ValueError, match=r"A must have shape \(120, 90\)"):
+        d.error(A[:10])
+
+
+def test_selection_is_deterministic_given_rng():
+    A = sp.random(300, 200, density=0.05, format="csr", random_state=7)
+    for select in CUR_SELECTIONS:
+        d1, d2 = sl.cur(A, 15, select=select, rng=3), sl.cur(A, 15, select=select, rng=3)
+        np.testing.assert_array_equal(d1.columns, d2.columns)
+        np.testing.assert_array_equal(d1.rows, d2.rows)
+
+
+# ---- kernel landmarks -------------------------------------------------------------
+
+
+def clusters(n=5000, seed=0):
+    """5,000 points at 6 locations, 95% at one, 1% at each other: a rank-6 kernel."""
+    gen = np.random.default_rng(seed)
+    locations = gen.standard_normal((6, 3)) * 3
+    label = np.concatenate([np.zeros(n - 250, int), np.repeat(np.arange(1, 6), 50)])
+    return locations[label]
+
+
+def test_rpcholesky_nystrom_is_exact_on_a_rank_six_kernel():
+    X = clusters()
+    for seed in range(5):
+        K = sl.RBFKernel(X, gamma=0.5)
+        approx = sl.nystrom(K, 10, landmarks="rpcholesky", rng=seed)
+        assert approx.error(K) <= 1e-8
+        assert approx.n_evaluated <= (10 + 1) * 5000
+    uniform = [sl.nystrom(sl.RBFKernel(X, gamma=0.5), 10, rng=seed).error(
+        sl.RBFKernel(X, gamma=0.5)) for seed in range(5)]
+    assert min(uniform) > 0.01  # uniform landmarks miss the small clusters
+
+
+@pytest.mark.parametrize("landmarks", LANDMARKS)
+@pytest.mark.parametrize("method", ["nystrom", "fast", "faster", "optimal"])
+def test_every_method_takes_every_landmark_kind(landmarks, method):
+    X = np.random.default_rng(1).standard_normal((300, 3))
+    K = sl.RBFKernel(X, gamma=0.5)
+    call = {"nystrom": lambda: sl.nystrom(K, 15, landmarks=landmarks, rng=0),
+            "fast": lambda: sl.fast_spsd(K, 15, 60, landmarks=landmarks, rng=0),
+            "faster": lambda: sl.faster_spsd(K, 15, 60, landmarks=landmarks, rng=0),
+            "optimal": lambda: sl.optimal_spsd(K, 15, landmarks=landmarks, rng=0)}[method]
+    approx = call()
+    assert np.unique(approx.columns).size == 15
+    np.testing.assert_allclose(approx.C, K.toarray()[:, approx.columns], rtol=0, atol=1e-12)
+    assert approx.n_evaluated == K.n_evaluated - 300 * 300  # every entry counted
+    selection = {"uniform": 0, "rpcholesky": 0, "ridge-leverage": 300 * 15}[landmarks]
+    base = {"nystrom": 300 * 15, "fast": 300 * 15 + 60 ** 2, "faster": 300 * 15 + 60 ** 2,
+            "optimal": 300 * 15 + 300 ** 2}[method]
+    assert base <= approx.n_evaluated <= base + selection
+    with pytest.raises(ValueError, match="landmarks must be one of"):
+        sl.nystrom(K, 5, landmarks="kmeans")

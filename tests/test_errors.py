@@ -1,0 +1,181 @@
+"""A posteriori error estimates and fixed-accuracy modes.
+
+The estimators are checked for what they claim: unbiased squared errors,
+intervals that cover the true error about as often as they say (90%, checked
+here with fixed seeds over many draws and a binomial lower bound), tol modes
+that reach their tolerance.  The large coverage study over the paper's data
+sets is ``python -m experiments estimate``.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.stats import binom
+
+import sketchlab as sl
+from sketchlab._errors import from_gaussian_probes, from_samples
+
+
+def low_rank_plus_noise(m, n, rank, noise, seed, decay=0.7):
+    gen = np.random.default_rng(seed)
+    U = np.linalg.qr(gen.standard_normal((m, rank)))[0]
+    V = np.linalg.qr(gen.standard_normal((n, rank)))[0]
+    return (U * decay ** np.arange(rank) * 10) @ V.T + noise * gen.standard_normal((m, n))
+
+
+def coverage_floor(trials, nominal=0.9, alpha=1e-4):
+    """Fewest covered trials a correct 90% interval gives with probability 1 - alpha
+    (independent trials)."""
+    return int(binom.ppf(alpha, trials, nominal))
+
+
+# ---- the probes' law -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spectrum", ["flat", "one-direction", "decaying"])
+def test_gaussian_probe_intervals_cover_at_their_level(spectrum):
+    gen = np.random.default_rng(0)
+    m, n, q = 80, 60, 10
+    if spectrum == "flat":
+        E = gen.standard_normal((m, n))
+    elif spectrum == "one-direction":
+        E = np.outer(gen.standard_normal(m), gen.standard_normal(n))
+    else:
+        E = low_rank_plus_noise(m, n, 20, 0.01, 1)
+    truth = np.linalg.norm(E)
+    trials, covered, squares = 400, 0, []
+    for _ in range(trials):
+        est = from_gaussian_probes(gen.standard_normal((q, m)) @ E)
+        covered += est.contains(truth)
+        squares.append(est.value ** 2)
+        assert est.low <= est.value <= est.high and est.n_probes == q
+    assert covered >= coverage_floor(trials)
+    # unbiased for the squared norm (mean of 400 estimates within 4 standard errors)
+    squares = np.asarray(squares)
+    assert abs(squares.mean() - truth ** 2) <= 4 * squares.std() / np.sqrt(trials)
+
+
+def test_interval_width_adapts_to_the_spectrum():
+    gen = np.random.default_rng(1)
+    flat = from_gaussian_probes(gen.standard_normal((10, 300)) @ gen.standard_normal((300, 200)))
+    one = from_gaussian_probes(gen.standard_normal((10, 300)) @ np.outer(
+        gen.standard_normal(300), gen.standard_normal(200)))
+    assert (flat.high - flat.low) / flat.value < 0.1 < (one.high - one.low) / one.value
+
+
+def test_sample_estimates_and_edge_cases():
+    est = from_samples(np.full(30, 4.0), norm=4.0)
+    assert (est.value, est.low, est.high, est.relative) == (2.0, 2.0, 2.0, 0.5)
+    assert from_samples(np.zeros(5)).value == 0.0
+    zero = from_gaussian_probes(np.zeros((6, 9)), norm=0.0)
+    assert (zero.value, zero.low, zero.high, zero.relative) == (0.0, 0.0, 0.0, 0.0)
+    big = from_gaussian_probes(np.random.default_rng(2).standard_normal((8, 50)) * 1e200)
+    assert np.isfinite(big.value) and big.low < big.value < big.high
+
+
+# ---- the algorithms ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("func", [sl.fast_sp_svd, sl.practical_sp_svd, sl.three_sketch_svd])
+def test_svd_estimates_cover_and_do_not_change_the_answer(func):
+    A = low_rank_plus_noise(200, 120, 30, 0.05, 3)
+    trials, covered = 60, 0
+    for seed in range(trials):
+        U, s, Vt, est = func(A, 5, rng=seed, estimate_error=True)
+        U0, s0, Vt0 = func(A, 5, rng=seed)
+        np.testing.assert_array_equal(s, s0)  # the test sketch is drawn last
+        truth = np.linalg.norm(A - (U * s) @ Vt)
+        covered += est.contains(truth)
+        assert est.relative == pytest.approx(est.value / np.linalg.norm(A))
+    assert covered >= coverage_floor(trials)
+
+
+def test_svd_estimates_for_streams_and_sparse_input():
+    A = sp.random(300, 200, density=0.05, format="csc", random_state=4)
+    blocks = (A[:, j:j + 64] for j in range(0, 200, 64))
+    U, s, Vt, est = sl.fast_sp_svd(blocks, 5, shape=A.shape, rng=0, estimate_error=True)
+    U0, s0, Vt0, est0 = sl.fast_sp_svd(A, 5, rng=0, estimate_error=True)
+    np.testing.assert_allclose(s, s0, rtol=1e-12)
+    assert est.value == pytest.approx(est0.value, rel=1e-10)
+    truth = sl.lowrank_residual(A, U, s, Vt)
+    assert 0.7 < est.value / truth < 1.3
+
+
+def test_svd_tol_returns_the_smallest_rank_within_tol():
+    A = low_rank_plus_noise(300, 200, 40, 0.001, 5, decay=0.8)
+    norm = np.linalg.norm(A)
+    U, s, Vt, est = sl.fast_sp_svd(A, 5, c=40, r=40, tol=0.05, rng=0, estimate_error=True)
+    rank = s.shape[0]
+    assert 5 < rank < 40
+    assert est.relative <= 0.05
+    # one fewer component is estimated above tol: recompute with rank - 1
+    U1, s1, Vt1, est1 = sl.fast_sp_svd(A, 5, c=40, r=40, rank=rank - 1, rng=0,
+                                       estimate_error=True)
+    assert est1.relative > 0.05
+    true_relative = np.linalg.norm(A - (U * s) @ Vt) / norm
+    assert true_relative <= 0.06
+    with pytest.warns(UserWarning, match="no rank up to the sketch rank"):
+        sl.fast_sp_svd(A, 5, tol=1e-9, rng=0)
+    with pytest.raises(ValueError, match="give rank= or tol=, not both"):
+        sl.fast_sp_svd(A, 5, tol=0.1, rank=3)
+    with pytest.raises(ValueError, match=r"tol must be None or a number in \(0, 1\)"):
+        sl.practical_sp_svd(A, 5, tol=1.5)
+
+
+def test_fast_gmr_estimate_covers():
+    gen = np.random.default_rng(6)
+    A = sp.random(2000, 1500, density=0.01, format="csr", random_state=7)
+    C = A @ gen.standard_normal((1500, 10))
+    R = gen.standard_normal((10, 2000)) @ A
+    trials, covered = 60, 0
+    for seed in range(trials):
+        X, est = sl.fast_gmr(A, C, R, sketch_size=80, rng=seed, estimate_error=True)
+        np.testing.assert_array_equal(X, sl.fast_gmr(A, C, R, sketch_size=80, rng=seed))
+        covered += est.contains(sl.gmr_residual(A, C, X, R))
+    assert covered >= coverage_floor(trials)
+
+
+@pytest.mark.parametrize("kind", ["countsketch", "gaussian", "uniform"])
+@pytest.mark.parametrize("tol", [0.02, 0.1])
+def test_fast_gmr_tol_reaches_the_tolerance(kind, tol):
+    gen = np.random.default_rng(8)
+    A = low_rank_plus_noise(1200, 900, 60, 0.3, 9)
+    C = A @ gen.standard_normal((900, 12))
+    R = gen.standard_normal((12, 1200)) @ A
+    for seed in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sl.UnderdeterminedSketchWarning)
+            X, est = sl.fast_gmr(A, C, R, tol=tol, sketch=kind, rng=seed, estimate_error=True)
+        assert sl.gmr_error_ratio(A, C, X, R) <= tol
+        assert est.low <= sl.gmr_residual(A, C, X, R) * 1.2
+
+
+def test_fast_gmr_tol_checks():
+    A, C, R = np.ones((30, 20)), np.ones((30, 2)), np.ones((2, 20))
+    with pytest.raises(ValueError, match="tol= needs sketch to be a kind name in"):
+        sl.fast_gmr(A, C, R, tol=0.1, sketch="srht")
+    with pytest.raises(ValueError, match=r"tol must be None or a number in \(0, 1\)"):
+        sl.fast_gmr(A, C, R, tol=0.0)
+    with pytest.raises(TypeError, match="tol must be None or a number"):
+        sl.fast_gmr(A, C, R, tol="small")
+
+
+@pytest.mark.parametrize("method", ["nystrom", "fast", "faster", "optimal"])
+def test_spsd_estimates_count_their_entries_and_cover(method):
+    X = np.random.default_rng(10).standard_normal((400, 4))
+    trials, covered = 40, 0
+    for seed in range(trials):
+        K = sl.RBFKernel(X, gamma=0.3)
+        plain = {"nystrom": lambda **kw: sl.nystrom(K, 20, rng=seed, **kw),
+                 "fast": lambda **kw: sl.fast_spsd(K, 20, 200, rng=seed, **kw),
+                 "faster": lambda **kw: sl.faster_spsd(K, 20, 200, rng=seed, **kw),
+                 "optimal": lambda **kw: sl.optimal_spsd(K, 20, rng=seed, **kw)}[method]
+        without = plain()
+        approx = plain(estimate_error=True, n_probes=30)
+        np.testing.assert_array_equal(approx.U, without.U)
+        assert approx.n_evaluated == without.n_evaluated + 30 * 400
+        truth = approx.error(K, relative=False)
+        covered += approx.error_estimate.contains(truth)
+    assert covered >= coverage_floor(trials)
