@@ -193,18 +193,8 @@ def cur(A, c, r=None, *, k=None, select="approx-leverage", core="fast", sketch_s
     """
     A = as_matrix(A, "A")
     m, n = A.shape
-    if m == 0 or n == 0:
-        raise ValueError(f"A must not have an empty dimension, got shape {A.shape}")
-    c = check_int(c, "c", 1, n)
-    r = c if r is None else r
-    r = check_int(r, "r", 1, m)
-    k = max(1, c // 2) if k is None else k
-    k = check_int(k, "k", 1, min(m, n))
-    select_name = check_choice(select, "select", CUR_SELECTIONS)
-    core = check_choice(core, "core", CUR_CORES)
-    q = DEFAULT_PROBES if n_probes is None else check_int(n_probes, "n_probes", 2)
-    if sketch_size is None:
-        sketch_size = (min(m, _DEFAULT_A * c), min(n, _DEFAULT_A * r))
+    c, r, k, select_name, core, q, sketch_size = check_cur_args(
+        A.shape, c, r, k, select, core, n_probes, sketch_size)
     gen = as_generator(rng)
     with trusted(A):  # validated above
         columns, rows = select_indices(A, c, r, select_name, k, gen)
@@ -215,12 +205,37 @@ def cur(A, c, r=None, *, k=None, select="approx-leverage", core="fast", sketch_s
         elif core == "exact":
             U = gmr(A, C, R)
         else:
-            W = np.asarray(A[rows][:, columns].toarray() if sp.issparse(A)
-                           else A[np.ix_(rows, columns)], dtype=np.float64)
-            U = solve_core(W, np.eye(W.shape[0]))  # W^+
+            U = cross_core(R, columns)
     estimate = None
     if estimate_error:
         with trusted(A, C, R):
             estimate = ResidualProbe(A, C, R, q, gen).estimate(U)
     return CURDecomposition(columns, rows, C, U, R, select=select_name, core=core,
                             error_estimate=estimate)
+
+
+def check_cur_args(shape, c, r, k, select, core, n_probes, sketch_size):
+    """The checked arguments of :func:`cur`: ``(c, r, k, select, core,
+    n_probes, sketch_size)`` with the defaults filled in."""
+    m, n = shape
+    if m == 0 or n == 0:
+        raise ValueError(f"A must not have an empty dimension, got shape {tuple(shape)}")
+    c = check_int(c, "c", 1, n)
+    r = c if r is None else r
+    r = check_int(r, "r", 1, m)
+    k = max(1, c // 2) if k is None else k
+    k = check_int(k, "k", 1, min(m, n))
+    select = check_choice(select, "select", CUR_SELECTIONS)
+    core = check_choice(core, "core", CUR_CORES)
+    q = DEFAULT_PROBES if n_probes is None else check_int(n_probes, "n_probes", 2)
+    if sketch_size is None:
+        sketch_size = (min(m, _DEFAULT_A * c), min(n, _DEFAULT_A * r))
+    return c, r, k, select, core, q, sketch_size
+
+
+def cross_core(R, columns):
+    """The cross-approximation core ``A[rows, columns]^+``; the intersection
+    is the columns of R (no pass over A)."""
+    W = R[:, columns]
+    W = np.asarray(W.toarray() if sp.issparse(W) else W, dtype=np.float64)
+    return solve_core(W, np.eye(W.shape[0]))  # W^+

@@ -64,7 +64,7 @@ from ._sketch_state import SketchState
 from ._validation import as_matrix, check_axis, check_numeric_dtype, check_shape, result_dtype
 from ._validation import trusted
 
-__all__ = ["sketch", "sketch_both", "sketch_state", "fast_sp_svd", "practical_sp_svd",
+__all__ = ["sketch", "sketch_both", "sketch_state", "cur", "fast_sp_svd", "practical_sp_svd",
            "three_sketch_svd"]
 
 # Partial sketches summed by one reduction task: a tree of depth
@@ -736,3 +736,103 @@ for _f in (fast_sp_svd, practical_sp_svd, three_sketch_svd):
         _f.__doc__ = _f.__doc__.format(input=_DASK_INPUT_DOC, common=_DASK_COMMON_DOC,
                                        raises=_DASK_RAISES_DOC, memory=_DASK_MEMORY_NOTE)
 del _f
+
+
+# ---------------------------------------------------------------------------
+# CUR
+# ---------------------------------------------------------------------------
+
+
+def cur(A, c, r=None, *, k=None, select="approx-leverage", core="fast", sketch_size=None,
+        rng=None, estimate_error=False, n_probes=None, scheduler=None):
+    """CUR decomposition of a dask array in two passes over the chunks.
+
+    Pass 1 sketches A on both sides for the selection (a row sketch and a
+    column sketch, :func:`sketch_state`); pass 2 gathers the chosen columns
+    C and rows R (``A IndexSelection^T`` and ``IndexSelection A``), the core
+    sketch ``S_C A S_R^T`` of Fast GMR and, with ``estimate_error``, the test
+    sketch, all in one task per chunk.  The client finishes as
+    :func:`sketchlab.cur` does; with the same ``rng`` the result equals the
+    in-memory one up to rounding.
+
+    Parameters
+    ----------
+    A : dask.array.Array of shape (m, n)
+        Dense or sparse chunks.  Anything else runs :func:`sketchlab.cur`.
+    c, r, k, sketch_size, rng, estimate_error, n_probes
+        As in :func:`sketchlab.cur`.
+    select : {"approx-leverage", "uniform", "deim", "pivoted-qr"}
+        As in :func:`sketchlab.cur`; "leverage" (exact scores) needs the
+        singular vectors of A itself and is not offered here.
+    core : {"fast", "cross"}, default "fast"
+        "exact" (``C^+ A R^+``) would need a third pass.
+    scheduler : str, Client or executor, optional
+        As in :func:`sketch`.
+
+    Returns
+    -------
+    CURDecomposition
+        C and R dense (gathered from the chunks).
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, sketchlab
+    >>> gen = np.random.default_rng(0)
+    >>> X = gen.standard_normal((400, 5)) @ gen.standard_normal((5, 300))
+    >>> d = sketchlab.dask.cur(da.from_array(X, chunks=(100, 150)), 10, rng=0,
+    ...                        scheduler="sync")
+    >>> bool(np.allclose(d.toarray(), X))
+    True
+    """
+    from ._cur import CURDecomposition, check_cur_args, cross_core
+    from ._cur import cur as cur_in_memory
+    from ._errors import from_gaussian_probes, probe_inner_size, probe_operator
+    from ._gmr import solve_sketched
+    from ._operators import IndexSelection
+    from ._registry import make_sketch
+    from ._selection import select_from_sketches, selection_sketches
+    from ._validation import as_generator
+
+    if not _is_dask_array(A):
+        return cur_in_memory(A, c, r, k=k, select=select, core=core, sketch_size=sketch_size,
+                             rng=rng, estimate_error=estimate_error, n_probes=n_probes)
+    _check_array(A)
+    c, r, k, select, core, q, sketch_size = check_cur_args(A.shape, c, r, k, select, core,
+                                                           n_probes, sketch_size)
+    if select == "leverage":
+        raise ValueError("select='leverage' (exact scores) is not available for a dask array; "
+                         "use 'approx-leverage', 'deim', 'pivoted-qr' or 'uniform'")
+    if core == "exact":
+        raise ValueError("core='exact' would need a third pass over a dask array; use 'fast' "
+                         "or 'cross'")
+    m, n = A.shape
+    gen = as_generator(rng)
+    if select == "uniform":
+        columns = np.sort(gen.choice(n, size=c, replace=False).astype(np.int64))
+        rows = np.sort(gen.choice(m, size=r, replace=False).astype(np.int64))
+    else:
+        first = sketch_state(A, selection_sketches(A.shape, c, r, k, select, gen),
+                             scheduler=scheduler)
+        columns, rows = select_from_sketches(first.finalize(), c, r, k, select, gen)
+    sketches = {"C": (None, IndexSelection(columns, n)), "R": (IndexSelection(rows, m), None)}
+    if core == "fast":
+        s_c, s_r = (sketch_size, sketch_size) if np.ndim(sketch_size) == 0 else sketch_size
+        S_C = make_sketch("countsketch", int(s_c), m, rng=gen)
+        sketches["core"] = (S_C, make_sketch("countsketch", int(s_r), n, rng=gen))
+    theta = probe_operator(q, n, gen) if estimate_error else None
+    if theta is not None:
+        sketches["probe"] = (None, theta)
+    state = sketch_state(A, sketches, scheduler=scheduler)
+    C, R = state["C"], state["R"]
+    if core == "fast":
+        S_C, S_R = sketches["core"]
+        U = solve_sketched(S_C.apply(C), state["core"], S_R.apply(R, axis=1))
+    else:
+        U = cross_core(R, columns)
+    estimate = None
+    if theta is not None:
+        Z = state["probe"] - C @ (U @ theta.apply(R, axis=1))
+        estimate = from_gaussian_probes((Z * np.sqrt(q)).T, norm=np.sqrt(state.squared_norm),
+                                        inner_size=probe_inner_size(theta))
+    return CURDecomposition(columns, rows, np.asarray(C), U, np.asarray(R), select=select,
+                            core=core, error_estimate=estimate)

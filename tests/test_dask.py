@@ -478,3 +478,30 @@ def test_threaded_scheduler_on_the_workqueue_layer():
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                           text=True, timeout=TIMEOUT, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("select", ["approx-leverage", "uniform", "deim", "pivoted-qr"])
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_cur_equals_the_in_memory_decomposition(select, fmt):
+    gen = np.random.default_rng(0)
+    X = gen.standard_normal((300, 5)) @ gen.standard_normal((5, 200))
+    X += 0.01 * gen.standard_normal(X.shape)
+    Xf = X if fmt == "dense" else sp.csr_matrix(X)
+    A = da.from_array(Xf, chunks=(100, 80), asarray=False)
+    got = sldask.cur(A, 10, select=select, rng=1, scheduler="sync", estimate_error=True)
+    want = sl.cur(Xf, 10, select=select, rng=1, estimate_error=True)
+    np.testing.assert_array_equal(got.columns, want.columns)
+    np.testing.assert_array_equal(got.rows, want.rows)
+    np.testing.assert_allclose(got.U, want.U, rtol=1e-10, atol=1e-12 * np.abs(want.U).max())
+    assert got.error_estimate.value == pytest.approx(want.error_estimate.value, rel=1e-10)
+    cross = sldask.cur(A, 10, select=select, core="cross", rng=1, scheduler="sync")
+    np.testing.assert_allclose(cross.toarray(), sl.cur(Xf, 10, select=select, core="cross",
+                                                       rng=1).toarray(), rtol=1e-9, atol=1e-9)
+
+
+def test_cur_rejects_what_needs_more_passes():
+    A = da.ones((40, 30), chunks=(20, 15))
+    with pytest.raises(ValueError, match="select='leverage'"):
+        sldask.cur(A, 5, select="leverage", scheduler="sync")
+    with pytest.raises(ValueError, match="core='exact'"):
+        sldask.cur(A, 5, core="exact", scheduler="sync")
