@@ -7,6 +7,7 @@ K an SPSD approximation observes) can be measured.  A plain square ndarray is
 accepted wherever an oracle is (see :func:`as_kernel`).
 """
 
+import math
 import numbers
 
 import numpy as np
@@ -29,6 +30,16 @@ _DENSIFY_MAX_ENTRIES = 1 << 22
 _BLOCK_ENTRIES = 1 << 22
 # Gram products of at most this many multiply-adds run on one BLAS thread.
 _SERIAL_GEMM_MAX = 1 << 26
+# Points whose largest |coordinate| lies outside this range are scaled by a
+# power of two (exactly) so that squared norms and inner products stay far
+# from over- and underflow; gamma takes the square of the scale.  float32
+# points never need it (their squares are formed in float64).
+_SCALE_LOW, _SCALE_HIGH = 2.0**-200, 2.0**200
+# Dense points are centered on their column mean when the mean's squared norm
+# exceeds this fraction of the mean squared norm: the points then lie far from
+# the origin next to their spread, so that the expansion ||x||^2 + ||y||^2 -
+# 2 x.y of most distances would cancel (and be recomputed exactly, slowly).
+_CENTER_MIN_OFFSET = 15 / 16
 
 def _parse_index(key, n, name):
     """(ids, span, scalar): int64 ids of a key along an axis of length n;
@@ -119,6 +130,22 @@ class _KernelOracle:
 
     def _block(self, rows, rspan, cols, cspan):  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _cross_args(self, Y, cols):
+        """Validate the arguments of ``cross`` and count its entries:
+        ``(Y, cols, cspan)``."""
+        Y = as_matrix(Y, "Y")
+        if Y.shape[1] != self._n_features:
+            raise ValueError(
+                f"Y must have {self._n_features} columns (n_features), got {Y.shape[1]}"
+            )
+        self._check_points(Y, "Y")
+        cols, cspan, _ = _parse_index(slice(None) if cols is None else cols, self._n, "column")
+        self._count += Y.shape[0] * cols.shape[0]
+        return Y, cols, cspan
+
+    def _check_points(self, Y, name):
+        """Checks a kernel makes on its points, beyond :func:`as_matrix`'s."""
 
     def toarray(self):
         """The whole ``n x n`` matrix (counts ``n**2`` entries; small n only)."""
@@ -245,17 +272,31 @@ class RBFKernel(_KernelOracle):
     -----
     Indexing accepts, on each axis, an int, a slice, or a 1-D array of ints
     (negative ones wrap) or booleans; ``K[rows]`` means ``K[rows, :]``.
-    A block is ``||x_i||^2 + ||x_j||^2 - 2 x_i . x_j`` (squared norms
-    precomputed in float64, negative rounding clamped to 0) through a Numba
-    kernel parallel over the rows of the block.  The inner products come
-    from one BLAS product of the selected rows (dense X, or sparse X at least
-    1/32 dense, through dense copies of at most 4M entries), else from a
-    Numba kernel on the CSR arrays that never densifies (measured on a
-    300 x 300 block: 8x slower than the dense route on mushrooms, density
-    0.19, and 14x faster on debian-tfidf, density 0.0016).  All arithmetic is
-    in float64.  An entry whose row and column are the same point is exactly
-    1.  Cost per m x p block: O(m p d) (dense route) or
-    O(nnz(X[rows]) + m nnz(X[cols])) (CSR kernel).
+
+    A block is computed from ``||x_i||^2 + ||x_j||^2 - 2 x_i . x_j``
+    (squared norms precomputed in float64) through a Numba kernel parallel
+    over the rows of the block.  The inner products come from one BLAS
+    product of the selected rows (dense X, or sparse X at least 1/32 dense,
+    through dense copies of at most 4M entries), else from a Numba sparse
+    product on the CSR arrays that never densifies.  All arithmetic is in
+    float64.  Cost per m x p block: O(m p d) (dense route) or the work of
+    the sparse product (CSR route).
+
+    That expansion cancels when a distance is small next to the norms (points
+    far from the origin, or close to each other).  Every entry whose
+    expanded distance is at most 1/64 of ``||x_i||^2 + ||x_j||^2`` (or whose
+    norms over- or underflow) is recomputed from the explicit differences
+    ``x_i - x_j`` of the points as given, scaled by a power of two where
+    their squares would over- or underflow; the other entries have a
+    relative distance error below about ``64 sqrt(d) eps``.  So that few
+    entries need this, dense points far from the origin (the squared norm of
+    their mean above 15/16 of their mean squared norm) are centered on their
+    mean, in a float64 copy made once, and points whose largest coordinate
+    is outside [2**-200, 2**200] are scaled by a power of two (gamma takes
+    its square, kept as mantissa and exponent so that it cannot overflow).
+    Sparse points are never centered (that would densify them).  For any
+    finite input every value lies in [0, 1], and an entry whose row and
+    column are the same point is exactly 1.
 
     :meth:`diagonal` returns ones without evaluating anything and does not
     count (k(x, x) = 1 is known); every other entry, diagonal ones inside a
@@ -271,16 +312,27 @@ class RBFKernel(_KernelOracle):
            [1.        , 0.082085  ]])
     >>> K.n_evaluated
     4
+
+    Far from the origin, where ``||x||^2 + ||y||^2 - 2 x.y`` cancels:
+
+    >>> K = sketchlab.RBFKernel([[1e9], [1e9 + 0.5], [1e9 + 1.0]], gamma=1.0)
+    >>> K[0, 1:]
+    array([0.77880078, 0.36787944])
     """
 
     def __init__(self, X, gamma):
         gamma = check_positive(gamma, "gamma")
         X = as_matrix(X, "X")
+        self._setup(X, gamma)
+
+    def _setup(self, X, gamma):
+        """The body of ``__init__`` for a validated X and gamma."""
         n, d = X.shape
         if n == 0 or d == 0:
             raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
         super().__init__(n, X.dtype)
         self._gamma = gamma
+        self._n_features = d
         self._points = _Points(X)
 
     @property
@@ -289,7 +341,7 @@ class RBFKernel(_KernelOracle):
 
     @property
     def n_features(self):
-        return self._points.n_features
+        return self._n_features
 
     def __repr__(self):
         kind = "sparse" if self._points.sparse else "dense"
@@ -307,9 +359,8 @@ class RBFKernel(_KernelOracle):
         same = rspan == cspan if rspan is not None else (
             cspan is None and rows.shape == cols.shape and np.array_equal(rows, cols)
         )
-        G = _gram(P, rows, rspan, P, cols, cspan, same)
-        return _finish(G, P.sq_norms(rows, rspan), P.sq_norms(cols, cspan), rows, cols,
-                       self._gamma, self._dtype)
+        return _rbf_block(P, rows, rspan, P, cols, cspan, same, rows, cols, self._gamma,
+                          self._dtype)
 
     def cross(self, Y, cols=None):
         """Kernel values between new points and the oracle's points.
@@ -338,27 +389,51 @@ class RBFKernel(_KernelOracle):
         >>> K.cross(np.zeros((1, 2)))
         array([[0.36787944, 0.36787944]])
         """
-        Y = as_matrix(Y, "Y")
-        if Y.shape[1] != self.n_features:
-            raise ValueError(
-                f"Y must have {self.n_features} columns (n_features), got {Y.shape[1]}"
-            )
-        cols, cspan, _ = _parse_index(slice(None) if cols is None else cols, self._n, "column")
+        return self._cross(*self._cross_args(Y, cols))
+
+    def _cross(self, Y, cols, cspan):
+        P = self._points
+        if P.center is not None and sp.issparse(Y):
+            # Centering Y would densify it: compare it with the oracle's
+            # points uncentered (the exact recomputation covers cancellation).
+            sub = P.orig[cspan[0]:cspan[1]] if cspan is not None else P.orig[cols]
+            P = _Points(sub, shift=P.shift)
+            cols = np.arange(sub.shape[0], dtype=np.int64)
+            cspan = (0, sub.shape[0])
         m = Y.shape[0]
-        self._count += m * cols.shape[0]
-        Q = _Points(Y)
+        Q = _Points(Y, shift=P.shift, center=P.center)
         rows = np.arange(m, dtype=np.int64)
-        G = _gram(Q, rows, (0, m), self._points, cols, cspan, False)
         dtype = np.result_type(self._dtype, Y.dtype)
-        return _finish(G, Q.sq_norms(rows, (0, m)), self._points.sq_norms(cols, cspan),
-                       np.full(m, -1, dtype=np.int64), cols, self._gamma, dtype)
+        return _rbf_block(Q, rows, (0, m), P, cols, cspan, False,
+                          np.full(m, -1, dtype=np.int64), cols, self._gamma, dtype)
+
+
+def _shift_of(largest):
+    """Exponent of the power of two that scales points whose largest
+    |coordinate| is ``largest`` into [0.5, 1), or 0 when they need none."""
+    if largest == 0.0 or _SCALE_LOW <= largest <= _SCALE_HIGH:
+        return 0
+    return math.frexp(largest)[1]
+
+
+def _largest(values):
+    return max(float(values.max()), -float(values.min())) if values.size else 0.0
 
 
 class _Points:
-    """Rows of a data matrix: dense C-ordered (float32/float64) or canonical
-    CSR with float64 values, and their squared norms in float64."""
+    """Rows of a data matrix as the kernels read them.
 
-    def __init__(self, X):
+    ``orig`` holds the points as given (dense C-ordered float32/float64, or
+    canonical CSR with float64 values): the exact recomputation reads these.
+    ``X`` is the working copy the Gram products use, with its squared norms
+    in float64: ``orig`` itself, or ``orig * 2**-shift - center`` (a float64
+    copy; sparse points are only scaled, their index arrays shared).  With
+    ``shift=None`` the transform is chosen for these points; otherwise the
+    given one (another side's) is applied, so that both sides of a block are
+    in the same frame.
+    """
+
+    def __init__(self, X, shift=None, center=None):
         if sp.issparse(X):
             X = X.tocsr()
             if not X.has_canonical_format:
@@ -366,22 +441,49 @@ class _Points:
                 X.sum_duplicates()
             if X.dtype != np.float64:
                 X = X.astype(np.float64)
+            self.orig = X
             self.sparse = True
             self.density = X.nnz / max(1, X.shape[0] * X.shape[1])
-            self._sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+            if shift is None:
+                shift = _shift_of(_largest(X.data))
+            if shift:
+                X = sp.csr_matrix((np.ldexp(X.data, -shift), X.indices, X.indptr),
+                                  shape=X.shape)
+            center = None
+            self._sq = _csr_sq_norms(X)
         else:
             X = np.ascontiguousarray(X)
+            self.orig = X
             self.sparse = False
             self.density = 1.0
-            self._sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+            choose = shift is None
+            if choose:
+                shift = _shift_of(_largest(X))
+            if shift:
+                X = np.ldexp(X, -shift, dtype=np.float64)
+            sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+            if choose:
+                mean = X.mean(axis=0, dtype=np.float64)
+                if float(mean @ mean) > _CENTER_MIN_OFFSET * float(sq.mean()):
+                    center = mean
+            if center is not None:
+                if X is self.orig or X.dtype != np.float64:
+                    X = X - center
+                else:
+                    X -= center
+                sq = np.einsum("ij,ij->i", X, X)
+            self._sq = sq
         self.X = X
+        self.shift = shift
+        self.center = center
         self.n_features = X.shape[1]
 
     def sq_norms(self, ids, span):
         return self._sq[span[0]:span[1]] if span is not None else self._sq[ids]
 
     def dense_rows(self, ids, span):
-        """Selected rows as a float64 array (a view when possible)."""
+        """Selected rows of the working copy as a float64 array (a view when
+        possible)."""
         X = self.X
         R = X[span[0]:span[1]] if span is not None else X[ids]
         if self.sparse:
@@ -389,8 +491,21 @@ class _Points:
         return np.asarray(R, dtype=np.float64)
 
 
+def _csr_sq_norms(X):
+    """Squared norms of the rows of a CSR matrix (duplicates summed), in float64."""
+    n = X.shape[0]
+    if X.nnz == 0:
+        return np.zeros(n)
+    lengths = np.diff(X.indptr)
+    starts = np.minimum(X.indptr[:-1], X.nnz - 1)
+    sq = np.add.reduceat(X.data * X.data, starts)
+    sq[lengths == 0] = 0.0
+    return sq
+
+
 def _gram(PA, rows, rspan, PB, cols, cspan, same):
-    """Inner products ``a_rows[i] . b_cols[j]`` as a C-ordered float64 array."""
+    """Inner products ``a_rows[i] . b_cols[j]`` of the working copies as a
+    C-ordered float64 array."""
     m, p, d = rows.shape[0], cols.shape[0], PA.n_features
     if m == 0 or p == 0:
         return np.zeros((m, p))
@@ -415,11 +530,55 @@ def _gram(PA, rows, rspan, PB, cols, cspan, same):
     return np.ascontiguousarray((PB.X[cols] @ PA.dense_rows(rows, rspan).T).T)
 
 
-def _finish(G, sq_a, sq_b, ids_a, ids_b, gamma, dtype):
+def _gamma_parts(gamma, shift):
+    """``(g_m, g_e)`` with ``gamma * 4**shift == g_m * 2**g_e``; ``g_e == 0``
+    when that product is a normal float (then ``g_m`` is it)."""
+    mantissa, exponent = math.frexp(gamma)
+    exponent += 2 * shift
+    if -1021 <= exponent <= 1024:
+        return math.ldexp(mantissa, exponent), 0
+    return mantissa, exponent
+
+
+def _rbf_block(PA, rows, rspan, PB, cols, cspan, same, ids_a, ids_b, gamma, dtype):
+    """``exp(-gamma ||a_rows[i] - b_cols[j]||^2)``: the expansion on the
+    working copies, then the marked entries exactly from the points as given."""
+    from ._jit import threads_for
     from ._jit.rbf import rbf_from_gram
 
+    G = _gram(PA, rows, rspan, PB, cols, cspan, same)
     out = G if dtype == np.float64 else np.empty(G.shape, dtype=dtype)
-    if G.size:
-        rbf_from_gram(G, np.ascontiguousarray(sq_a), np.ascontiguousarray(sq_b),
-                      ids_a, ids_b, gamma, out)
+    if G.size == 0:
+        return out
+    flagged = np.empty(G.shape[0], dtype=np.int64)
+    g_m, g_e = _gamma_parts(gamma, PA.shift)
+    with threads_for(8 * G.size):  # an exp costs several loads
+        rbf_from_gram(G, np.ascontiguousarray(PA.sq_norms(rows, rspan)),
+                      np.ascontiguousarray(PB.sq_norms(cols, cspan)), ids_a, ids_b,
+                      g_m, g_e, out, flagged)
+    todo = np.flatnonzero(flagged)
+    if todo.size:
+        _recompute(PA, rows, PB, cols, todo, gamma, out)
     return out
+
+
+def _recompute(PA, rows, PB, cols, todo, gamma, out):
+    """Write the entries of ``out`` marked -1, in the rows ``todo``, from the
+    explicit differences of the points as given."""
+    from ._jit.rbf import rbf_exact_csr, rbf_exact_dense
+
+    g_m, g_e = _gamma_parts(gamma, 0)
+    A, B = PA.orig, PB.orig
+    if not (PA.sparse or PB.sparse):
+        rbf_exact_dense(A, rows, B, cols, todo, g_m, g_e, out)
+        return
+    if not PA.sparse:  # the marked rows only, as CSR
+        A = sp.csr_matrix(A[rows[todo]])
+        rows = np.zeros(rows.shape[0], dtype=np.int64)
+        rows[todo] = np.arange(todo.size)
+    if not PB.sparse:
+        B = sp.csr_matrix(B[cols])
+        cols = np.arange(cols.shape[0], dtype=np.int64)
+    rbf_exact_csr(A.indptr, A.indices, A.data, rows, B.indptr, B.indices, B.data, cols,
+                  todo, g_m, g_e, out)
+

@@ -245,3 +245,156 @@ def test_bad_points_and_indices():
     with pytest.raises(IndexError, match="1 or 2 indices"):
         K[0, 0, 0]
     assert K.n_evaluated == 0
+
+
+# ---- extreme scales and offsets ---------------------------------------------
+# ||x||^2 + ||y||^2 - 2 x.y cancels when points lie far from the origin next to
+# their spread, and overflows (or underflows) at extreme scales.  The reference
+# takes the explicit differences x_i - y_j in float64 (exact for nearby values)
+# and divides them by the known scale before squaring, so that it neither
+# cancels nor overflows.
+
+
+def rbf_scaled_reference(X, Y, gamma, scale):
+    X = np.asarray(sp.csr_matrix(X).toarray() if sp.issparse(X) else X, dtype=np.float64)
+    Y = np.asarray(sp.csr_matrix(Y).toarray() if sp.issparse(Y) else Y, dtype=np.float64)
+    diff = (X[:, None, :] - Y[None, :, :]) / scale
+    return np.exp(-((gamma * scale) * scale) * np.einsum("ijk,ijk->ij", diff, diff))
+
+
+def offset_points(n, d, scale, offset, seed, dtype=np.float64):
+    """Points scale * (offset + z), z standard normal, one repeated."""
+    rng = np.random.default_rng(seed)
+    X = scale * (offset + rng.standard_normal((n, d)))
+    X[3 % n] = X[1 % n]
+    return X.astype(dtype)
+
+
+def check_kernel_values(block, want, atol):
+    assert not np.isnan(block).any()
+    assert block.min() >= 0.0 and block.max() <= 1.0
+    np.testing.assert_allclose(block, want, rtol=0, atol=atol)
+
+
+def test_far_from_origin_is_not_all_ones():
+    # the case that gave a matrix of ones: every distance lost to cancellation
+    want = np.exp(-np.array([[0.0, 0.25, 1.0], [0.25, 0.0, 0.25], [1.0, 0.25, 0.0]]))
+    X = np.array([[1e9], [1e9 + 0.5], [1e9 + 1.0]])
+    for form in (X, sp.csr_matrix(X)):
+        K = sl.RBFKernel(form, gamma=1.0)
+        np.testing.assert_allclose(K.toarray(), want, rtol=1e-15, atol=0)
+        np.testing.assert_allclose(K.cross(X - 0.25), np.exp(-np.array(
+            [[0.0625, 0.5625, 1.5625], [0.0625, 0.0625, 0.5625], [0.5625, 0.0625, 0.0625]])),
+            rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("form", ["dense", "csr"])
+@pytest.mark.parametrize("scale", [1e-150, 1e-100, 1e-20, 1.0, 1e20, 1e100, 1e150])
+@pytest.mark.parametrize("offset", [0.0, 1e3, 1e6, 1e12])
+def test_extreme_scales_and_offsets(scale, offset, form, sparse_path):
+    X = offset_points(20, 4, scale, offset, seed=11)
+    Y = offset_points(7, 4, scale, offset, seed=12)
+    gamma = 0.3 / scale**2  # values of exp(-0.3 |z_i - z_j|^2): neither 0 nor 1
+    Xf = sp.csr_matrix(X) if form == "csr" else X
+    K = sl.RBFKernel(Xf, gamma)
+    full = K.toarray()
+    check_kernel_values(full, rbf_scaled_reference(X, X, gamma, scale), 1e-12)
+    assert np.all(np.diagonal(full) == 1.0)
+    assert full[1, 3] == 1.0  # a repeated point, off the diagonal
+    rows, cols = [0, 5, 19, 3], [2, 3, 3, 17, 1]
+    check_kernel_values(K[rows, cols], full[np.ix_(rows, cols)], 0)
+    for Yf in (Y, sp.csr_matrix(Y)):
+        check_kernel_values(K.cross(Yf, cols), rbf_scaled_reference(Y, X[cols], gamma, scale),
+                            1e-12)
+    assert K.n_evaluated == 400 + 20 + 2 * 7 * 5
+
+
+@pytest.mark.parametrize("scale", [1e-30, 1.0, 1e30])
+@pytest.mark.parametrize("offset", [0.0, 1e3, 1e6])
+def test_extreme_scales_float32(scale, offset):
+    X = offset_points(15, 3, scale, offset, seed=13, dtype=np.float32)
+    gamma = 0.5 / (float(np.std(X.astype(np.float64) - X.astype(np.float64).mean(0))) ** 2)
+    ref = rbf_scaled_reference(X, X, gamma, scale)
+    for form in (X, sp.csr_matrix(X)):
+        K = sl.RBFKernel(form, gamma)
+        block = K.toarray()
+        assert block.dtype == np.float32
+        check_kernel_values(block, ref, 2e-6)
+        assert np.all(np.diagonal(block) == 1.0)
+
+
+def test_near_duplicates_at_moderate_scale():
+    # no offset to center away: two points 1e-7 apart among unit-size points,
+    # with a gamma that makes their entry neither 0 nor 1
+    rng = np.random.default_rng(14)
+    X = rng.standard_normal((30, 8))
+    X[7] = X[2] + 1e-7 * rng.standard_normal(8)
+    gamma = 1.0 / float(np.sum((X[7] - X[2]) ** 2))
+    for form in (X, sp.csr_matrix(X)):
+        K = sl.RBFKernel(form, gamma)
+        check_kernel_values(K[[2, 7], [7, 2]], rbf_scaled_reference(X[[2, 7]], X[[7, 2]],
+                                                                     gamma, 1.0), 1e-12)
+        assert K[2, 7] == pytest.approx(np.exp(-1.0), rel=1e-9)
+
+
+@pytest.mark.parametrize("form", ["dense", "csr"])
+def test_no_nan_at_the_ends_of_the_float_range(form):
+    big = np.finfo(np.float64).max
+    X = np.array([[big, 0.0], [-big, 0.0], [big, 1e-150], [1e-300, -1e-310], [0.0, 0.0]])
+    cases = [
+        (5e-324, None),  # the smallest gamma: distances near 2 * max give exp(-huge) = 0
+        (1e300, 1e-150),  # huge points that differ by 1e-150: exp(-1e300 * 1e-300)
+        (big, None),
+    ]
+    for gamma, _ in cases:
+        K = sl.RBFKernel(sp.csr_matrix(X) if form == "csr" else X, gamma)
+        full = K.toarray()
+        assert not np.isnan(full).any() and full.min() >= 0 and full.max() <= 1
+        assert np.all(np.diagonal(full) == 1.0)
+        assert full[0, 1] == 0.0  # the difference overflows: the distance is beyond 2**1024
+        cross = K.cross(np.array([[big, 5e-151], [-1e300, 1e300]]))
+        assert not np.isnan(cross).any() and cross.min() >= 0 and cross.max() <= 1
+    K = sl.RBFKernel(X, 1e300)
+    assert K[0, 2] == pytest.approx(np.exp(-1.0), rel=1e-14)
+    assert K.cross(np.array([[big, 5e-151]]), [0])[0, 0] == pytest.approx(
+        np.exp(-0.25), rel=1e-14)
+    # tiny points: 1e-300 and 0 differ by sqrt(1e-600 + 1e-620); with gamma at
+    # the top of the range the value is exp(-big * 1e-600) = 1
+    assert K[3, 4] == 1.0
+    K = sl.RBFKernel(np.array([[1e-154], [3e-154], [0.0]]), 2.5e307)
+    np.testing.assert_allclose(K[0], np.exp(-2.5e307 * np.array([0.0, 4e-308, 1e-308])),
+                               rtol=1e-13)
+
+
+@given(
+    n=st.integers(2, 10),
+    d=st.integers(1, 5),
+    log_scale=st.integers(-150, 150),
+    log_offset=st.integers(0, 12),
+    sparse=st.booleans(),
+    density=st.sampled_from([0.5, 1.0]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_extreme_scales_property(n, d, log_scale, log_offset, sparse, density, seed):
+    rng = np.random.default_rng(seed)
+    scale, offset = 10.0**log_scale, 10.0**log_offset * rng.choice([-1.0, 0.0, 1.0])
+    Z = rng.standard_normal((n, d)) * (rng.random((n, d)) < density)
+    X = scale * (offset + Z)
+    Y = scale * (offset + rng.standard_normal((3, d)))
+    gamma = float(rng.uniform(0.05, 2.0)) / scale**2
+    K = sl.RBFKernel(sp.csr_matrix(X) if sparse else X, gamma)
+    full = K.toarray()
+    check_kernel_values(full, rbf_scaled_reference(X, X, gamma, scale), 1e-12)
+    assert np.all(np.diagonal(full) == 1.0)
+    check_kernel_values(K.cross(sp.csr_matrix(Y) if sparse else Y),
+                        rbf_scaled_reference(Y, X, gamma, scale), 1e-12)
+    assert K.n_evaluated == n * n + 3 * n
+
+
+def test_sparse_points_stay_sparse():
+    # sparse X far from the origin is not centered (that would densify it): the
+    # exact recomputation gives its entries
+    X = sp.csr_matrix(offset_points(12, 3, 1.0, 1e8, seed=15))
+    K = sl.RBFKernel(X, 0.5)
+    assert sp.issparse(K._points.X) and K._points.center is None
+    check_kernel_values(K.toarray(), rbf_scaled_reference(X, X, 0.5, 1.0), 1e-12)
