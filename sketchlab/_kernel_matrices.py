@@ -21,9 +21,12 @@ __all__ = ["RBFKernel"]
 # Sparse points go through dense copies of the selected rows (one BLAS
 # product) when X is at least 1/32 dense and each copy holds at most
 # _DENSIFY_MAX_ENTRIES entries; otherwise through the CSR Gram kernel, which
-# never densifies.  Measured single-threaded on a 300 x 300 block: mushrooms
-# (density 0.19) 0.6 ms dense vs 5.2 ms CSR; debian-tfidf (density 0.0016)
-# 492 ms dense vs 34 ms CSR.
+# never densifies.  Measured single-threaded (on a loaded machine) for a
+# 300 x 300 block and for 2000 new points against 300: mushrooms (density
+# 0.19) 7.0 / 26.5 ms dense vs 9.0 / 48.7 ms CSR; splice (density 1) 6.8 /
+# 19.0 vs 29.7 / 76.6 ms; debian-tfidf (density 0.0016) 12.1 / 46.0 vs
+# 8.8 / 49.9 ms (the CSR kernel is a sparse product since then; it used to
+# take 34 ms on the 300 x 300 block, and the dense route 492 ms).
 _DENSIFY_MIN_DENSITY = 1 / 32
 _DENSIFY_MAX_ENTRIES = 1 << 22
 # Entries of K held at once by row_blocks() by default (32 MB of float64).
@@ -477,6 +480,7 @@ class _Points:
         self.shift = shift
         self.center = center
         self.n_features = X.shape[1]
+        self._transposed = None
 
     def sq_norms(self, ids, span):
         return self._sq[span[0]:span[1]] if span is not None else self._sq[ids]
@@ -489,6 +493,17 @@ class _Points:
         if self.sparse:
             return R.toarray()
         return np.asarray(R, dtype=np.float64)
+
+    def transposed_rows(self, ids, span):
+        """The selected rows of the sparse working copy in CSC form (the CSR
+        arrays of their transpose); that of all rows is kept, since
+        row_blocks asks for it again and again."""
+        X = self.X
+        if span is not None and span == (0, X.shape[0]):
+            if self._transposed is None:
+                self._transposed = X.tocsc()
+            return self._transposed
+        return (X[span[0]:span[1]] if span is not None else X[ids]).tocsc()
 
 
 def _csr_sq_norms(X):
@@ -518,12 +533,13 @@ def _gram(PA, rows, rspan, PB, cols, cspan, same):
                 return np.ascontiguousarray(A @ B.T)
         return np.ascontiguousarray(A @ B.T)
     if PA.sparse and PB.sparse:
+        from ._jit import threads_for
         from ._jit.rbf import csr_gram
 
-        XA, XB = PA.X, PB.X
+        XA, BT = PA.X, PB.transposed_rows(cols, cspan)
         out = np.empty((m, p))
-        csr_gram(XA.indptr, XA.indices, XA.data, rows, XB.indptr, XB.indices, XB.data,
-                 cols, d, out)
+        with threads_for(m * p):
+            csr_gram(XA.indptr, XA.indices, XA.data, rows, BT.indptr, BT.indices, BT.data, out)
         return out
     if PA.sparse:  # sparse rows against dense points
         return np.ascontiguousarray(PA.X[rows] @ PB.dense_rows(cols, cspan).T)

@@ -37,9 +37,6 @@ _DBL_MAX = np.finfo(np.float64).max
 # power of two first.
 _SAFE_LO = 2.0**-450
 _SAFE_HI = 2.0**450
-# Output rows handled by one task of csr_gram: each task owns a dense
-# work vector of length n_features, so this amortizes its allocation.
-_ROWS_PER_TASK = 32
 
 
 @njit(**PJIT)
@@ -182,27 +179,25 @@ def rbf_exact_csr(a_ptr, a_idx, a_val, rows, b_ptr, b_idx, b_val, cols, todo, g_
 
 
 @njit(**PJIT)
-def csr_gram(a_ptr, a_idx, a_val, rows, b_ptr, b_idx, b_val, cols, n_features, out):
-    """``out[a, b] = x_{rows[a]} . y_{cols[b]}`` for CSR matrices x and y
-    (canonical: no duplicate indices in a row).
+def csr_gram(a_ptr, a_idx, a_val, rows, bt_ptr, bt_idx, bt_val, out):
+    """``out[a, b] = x_{rows[a]} . y_b`` for a CSR matrix x and a matrix y
+    given by its transpose in CSR form (``bt_ptr`` over the features,
+    ``bt_idx`` the rows b of y that store each feature).
 
-    Row ``x_{rows[a]}`` is scattered into a dense work vector and each
-    ``y_{cols[b]}`` gathers from it: O(nnz(x[rows]) + len(rows) nnz(y[cols])).
+    Each nonzero ``(k, v)`` of ``x_{rows[a]}`` adds ``v * y_bk`` to the b that
+    store feature k: the work is that of the sparse product, O(len(rows) p)
+    to clear the output plus one multiply-add per pair of matching nonzeros,
+    instead of one per nonzero of y for every row.  Each output row is summed
+    in the order of x's features, whatever the thread count.
     """
     m = rows.shape[0]
-    p = cols.shape[0]
-    ntasks = (m + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
-    for t in prange(ntasks):
-        work = np.zeros(n_features)
-        for a in range(t * _ROWS_PER_TASK, min(m, (t + 1) * _ROWS_PER_TASK)):
-            i = rows[a]
-            for k in range(a_ptr[i], a_ptr[i + 1]):
-                work[a_idx[k]] = a_val[k]
-            for b in range(p):
-                j = cols[b]
-                acc = 0.0
-                for k in range(b_ptr[j], b_ptr[j + 1]):
-                    acc += work[b_idx[k]] * b_val[k]
-                out[a, b] = acc
-            for k in range(a_ptr[i], a_ptr[i + 1]):
-                work[a_idx[k]] = 0.0
+    p = out.shape[1]
+    for a in prange(m):
+        for b in range(p):
+            out[a, b] = 0.0
+        i = rows[a]
+        for ka in range(a_ptr[i], a_ptr[i + 1]):
+            k = a_idx[ka]
+            v = a_val[ka]
+            for q in range(bt_ptr[k], bt_ptr[k + 1]):
+                out[a, bt_idx[q]] += v * bt_val[q]
