@@ -347,7 +347,7 @@ class RBFKernel(_KernelOracle):
         return self._n_features
 
     def __repr__(self):
-        kind = "sparse" if self._points.sparse else "dense"
+        kind = "sparse" if sp.issparse(self._points.orig) else "dense"
         return (
             f"RBFKernel(<{kind} {self._n}x{self.n_features} {self._dtype}>, "
             f"gamma={self._gamma!r})"
@@ -396,7 +396,7 @@ class RBFKernel(_KernelOracle):
 
     def _cross(self, Y, cols, cspan):
         P = self._points
-        if P.center is not None and sp.issparse(Y):
+        if P.center is not None and not _can_center(Y):
             # Centering Y would densify it: compare it with the oracle's
             # points uncentered (the exact recomputation covers cancellation).
             sub = P.orig[cspan[0]:cspan[1]] if cspan is not None else P.orig[cols]
@@ -419,8 +419,22 @@ def _shift_of(largest):
     return math.frexp(largest)[1]
 
 
+def _center_if_it_pays(mean, sq_norms):
+    """``mean`` when the points lie far from the origin next to their spread
+    (see _CENTER_MIN_OFFSET), else None."""
+    return mean if float(mean @ mean) > _CENTER_MIN_OFFSET * float(sq_norms.mean()) else None
+
+
 def _largest(values):
     return max(float(values.max()), -float(values.min())) if values.size else 0.0
+
+
+def _can_center(X):
+    """Whether points may be centered: dense ones, and sparse ones whose
+    dense copy is no larger than their CSR arrays (centering densifies)."""
+    if not sp.issparse(X):
+        return True
+    return X.shape[0] * X.shape[1] * 8 <= X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
 
 
 class _Points:
@@ -429,14 +443,16 @@ class _Points:
     ``orig`` holds the points as given (dense C-ordered float32/float64, or
     canonical CSR with float64 values): the exact recomputation reads these.
     ``X`` is the working copy the Gram products use, with its squared norms
-    in float64: ``orig`` itself, or ``orig * 2**-shift - center`` (a float64
-    copy; sparse points are only scaled, their index arrays shared).  With
-    ``shift=None`` the transform is chosen for these points; otherwise the
-    given one (another side's) is applied, so that both sides of a block are
-    in the same frame.
+    in float64: ``orig`` itself, or ``orig * 2**-shift - center``: a dense
+    float64 copy when centered, else (sparse points only scaled) a CSR
+    matrix sharing the index arrays.  With ``shift=None`` the transform is
+    chosen for these points; otherwise the given one (another side's) is
+    applied, so that both sides of a block are in the same frame; a center
+    is given only for points that :func:`_can_center`.
     """
 
     def __init__(self, X, shift=None, center=None):
+        choose = shift is None
         if sp.issparse(X):
             X = X.tocsr()
             if not X.has_canonical_format:
@@ -444,41 +460,39 @@ class _Points:
                 X.sum_duplicates()
             if X.dtype != np.float64:
                 X = X.astype(np.float64)
-            self.orig = X
-            self.sparse = True
-            self.density = X.nnz / max(1, X.shape[0] * X.shape[1])
-            if shift is None:
+            if choose:
                 shift = _shift_of(_largest(X.data))
-            if shift:
-                X = sp.csr_matrix((np.ldexp(X.data, -shift), X.indices, X.indptr),
-                                  shape=X.shape)
-            center = None
-            self._sq = _csr_sq_norms(X)
         else:
             X = np.ascontiguousarray(X)
-            self.orig = X
-            self.sparse = False
-            self.density = 1.0
-            choose = shift is None
             if choose:
                 shift = _shift_of(_largest(X))
-            if shift:
-                X = np.ldexp(X, -shift, dtype=np.float64)
+        self.orig = X
+        self.shift = shift
+        if shift:
+            X = (sp.csr_matrix((np.ldexp(X.data, -shift), X.indices, X.indptr), shape=X.shape)
+                 if sp.issparse(X) else np.ldexp(X, -shift, dtype=np.float64))
+        if sp.issparse(X):
+            sq = _csr_sq_norms(X)
+            if choose and _can_center(X):
+                mean = np.asarray(X.sum(axis=0), dtype=np.float64).ravel() / X.shape[0]
+                center = _center_if_it_pays(mean, sq)
+            if center is not None:
+                X = X.toarray()
+        else:
             sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
             if choose:
-                mean = X.mean(axis=0, dtype=np.float64)
-                if float(mean @ mean) > _CENTER_MIN_OFFSET * float(sq.mean()):
-                    center = mean
-            if center is not None:
-                if X is self.orig or X.dtype != np.float64:
-                    X = X - center
-                else:
-                    X -= center
-                sq = np.einsum("ij,ij->i", X, X)
-            self._sq = sq
+                center = _center_if_it_pays(X.mean(axis=0, dtype=np.float64), sq)
+        if center is not None:
+            if X is self.orig or X.dtype != np.float64:
+                X = X - center
+            else:
+                X -= center
+            sq = np.einsum("ij,ij->i", X, X)
         self.X = X
-        self.shift = shift
+        self._sq = sq
         self.center = center
+        self.sparse = sp.issparse(X)
+        self.density = X.nnz / max(1, X.shape[0] * X.shape[1]) if self.sparse else 1.0
         self.n_features = X.shape[1]
         self._transposed = None
 
@@ -585,14 +599,14 @@ def _recompute(PA, rows, PB, cols, todo, gamma, out):
 
     g_m, g_e = _gamma_parts(gamma, 0)
     A, B = PA.orig, PB.orig
-    if not (PA.sparse or PB.sparse):
+    if not (sp.issparse(A) or sp.issparse(B)):
         rbf_exact_dense(A, rows, B, cols, todo, g_m, g_e, out)
         return
-    if not PA.sparse:  # the marked rows only, as CSR
+    if not sp.issparse(A):  # the marked rows only, as CSR
         A = sp.csr_matrix(A[rows[todo]])
         rows = np.zeros(rows.shape[0], dtype=np.int64)
         rows[todo] = np.arange(todo.size)
-    if not PB.sparse:
+    if not sp.issparse(B):
         B = sp.csr_matrix(B[cols])
         cols = np.arange(cols.shape[0], dtype=np.int64)
     rbf_exact_csr(A.indptr, A.indices, A.data, rows, B.indptr, B.indices, B.data, cols,

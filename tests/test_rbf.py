@@ -392,9 +392,63 @@ def test_extreme_scales_property(n, d, log_scale, log_offset, sparse, density, s
 
 
 def test_sparse_points_stay_sparse():
-    # sparse X far from the origin is not centered (that would densify it): the
-    # exact recomputation gives its entries
-    X = sp.csr_matrix(offset_points(12, 3, 1.0, 1e8, seed=15))
+    # sparse X far from the origin (one feature near 1e8) is not centered,
+    # which would densify it: the exact recomputation gives its entries
+    rng = np.random.default_rng(15)
+    X = sp.random(60, 200, density=0.02, random_state=16, format="lil")
+    X[:, 7] = 1e8 + rng.standard_normal((60, 1))
+    X = X.tocsr()
     K = sl.RBFKernel(X, 0.5)
     assert sp.issparse(K._points.X) and K._points.center is None
     check_kernel_values(K.toarray(), rbf_scaled_reference(X, X, 0.5, 1.0), 1e-12)
+    Y = sp.csr_matrix(offset_points(5, 200, 1.0, 0.0, seed=17))
+    check_kernel_values(K.cross(Y), rbf_scaled_reference(Y, X, 0.5, 1.0), 1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparse_points_stored_densely_are_centered(dtype):
+    # a CSR matrix holding every entry (as LIBSVM files of dense data load):
+    # its dense copy is no larger, so it is centered like dense points, and
+    # new points too (dense, or sparse and as full)
+    X = offset_points(40, 6, 1.0, 1e6, seed=18, dtype=dtype)
+    Y = offset_points(9, 6, 1.0, 1e6, seed=19, dtype=dtype)
+    K = sl.RBFKernel(sp.csr_matrix(X), 0.2)
+    assert K._points.center is not None and not sp.issparse(K._points.X)
+    assert repr(K) == f"RBFKernel(<sparse 40x6 {np.dtype(dtype)}>, gamma=0.2)"
+    tol = TOL[dtype]
+    check_kernel_values(K.toarray(), rbf_scaled_reference(X, X, 0.2, 1.0), tol)
+    for Yf in (Y, sp.csr_matrix(Y)):
+        check_kernel_values(K.cross(Yf, [0, 39]), rbf_scaled_reference(Y, X[[0, 39]], 0.2, 1.0),
+                            tol)
+
+
+def test_exact_kernels_on_marked_entries():
+    # the recomputation kernels alone: only entries marked -1 are written, a
+    # difference that overflows gives 0, a zero one 1, tiny and huge ones
+    # are scaled before squaring
+    from sketchlab._jit.rbf import rbf_exact_csr, rbf_exact_dense
+
+    big = np.finfo(np.float64).max
+    XA = np.array([[big, 0.0], [1e-200, 3e-200], [1e160, 0.0]])
+    XB = np.array([[-big, 0.0], [1e-200, 3e-200], [0.0, 0.0], [1e160, 2e159]])
+    rows, cols = np.arange(3, dtype=np.int64), np.arange(4, dtype=np.int64)
+    gamma = 1e-320  # subnormal: gamma ||x - y||^2 of order 1 needs ||x - y|| near 1e160
+    m, e = np.frexp(gamma)
+    g1, g2 = (gamma * 1e160) * 1e160, (gamma * 2e159) * 2e159
+    want = np.array([
+        [0.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0, 1.0, np.exp(-(g1 + g2))],  # exp(-gamma 1e-399) = 1
+        [0.0, np.exp(-g1), np.exp(-g1), np.exp(-g2)],
+    ])
+    for form in ("dense", "csr"):
+        out = np.full((3, 4), -1.0)
+        out[1, 0] = 0.5  # not marked: left alone
+        if form == "dense":
+            rbf_exact_dense(XA, rows, XB, cols, np.array([0, 1, 2]), float(m), int(e), out)
+        else:
+            A, B = sp.csr_matrix(XA), sp.csr_matrix(XB)
+            rbf_exact_csr(A.indptr, A.indices, A.data, rows, B.indptr, B.indices, B.data, cols,
+                          np.array([0, 1, 2]), float(m), int(e), out)
+        expected = want.copy()
+        expected[1, 0] = 0.5
+        np.testing.assert_allclose(out, expected, rtol=1e-13, atol=0)

@@ -32,9 +32,12 @@ _TAU = 2.0**-6
 # loses its relative precision.
 _NORM_MIN = 2.0**-900
 _DBL_MAX = np.finfo(np.float64).max
-# Squares of differences in [_SAFE_LO, _SAFE_HI] neither over- nor underflow
-# (summed over up to 2**60 features); outside, the differences are scaled by a
-# power of two first.
+# A plain sum of squared differences in [_SSQ_LO, _SSQ_HI] is kept; outside,
+# the differences are scaled by a power of two near the largest, unless that
+# lies in [_SAFE_LO, _SAFE_HI] (squares summed over up to 2**60 features
+# neither over- nor underflow).
+_SSQ_LO = 2.0**-900
+_SSQ_HI = 2.0**900
 _SAFE_LO = 2.0**-450
 _SAFE_HI = 2.0**450
 
@@ -63,7 +66,7 @@ def rbf_from_gram(G, sq_a, sq_b, ids_a, ids_b, g_m, g_e, out, flagged):
             if d > _TAU * s and d <= _DBL_MAX and s >= _NORM_MIN:
                 e = d * g_m
                 if g_e != 0:
-                    e = math.ldexp(e, g_e)
+                    e = np.ldexp(e, g_e)
                 out[a, b] = np.exp(-e)
             else:
                 out[a, b] = -1.0
@@ -83,7 +86,25 @@ def _shift_for(largest):
 @njit(**JIT)
 def _value(ssq, shift, g_m, g_e):
     """``exp(-gamma * ssq * 4**shift)`` without forming gamma * 4**shift."""
-    return np.exp(-math.ldexp(ssq * g_m, g_e + 2 * shift))
+    return np.exp(-np.ldexp(ssq * g_m, g_e + 2 * shift))
+
+
+@njit(**JIT)
+def _dense_pair(XA, i, XB, j, shift, largest_only):
+    """Over the coordinates of ``XA[i]`` and ``XB[j]``: max |x_k - y_k| when
+    ``largest_only``, else sum ((x_k - y_k) 2**-shift)^2."""
+    acc = 0.0
+    for k in range(XA.shape[1]):
+        v = np.float64(XA[i, k]) - np.float64(XB[j, k])
+        if largest_only:
+            v = abs(v)
+            if v > acc:
+                acc = v
+        else:
+            if shift != 0:
+                v = np.ldexp(v, -shift)
+            acc += v * v
+    return acc
 
 
 @njit(**PJIT)
@@ -92,10 +113,12 @@ def rbf_exact_dense(XA, rows, XB, cols, todo, g_m, g_e, out):
     ``exp(-gamma ||XA[rows[a]] - XB[cols[b]]||^2)`` from the differences,
     in float64, gamma = ``g_m * 2**g_e``.
 
-    A difference that overflows (inf) gives 0, which is the value: its
-    square exceeds 2**2046 and gamma >= 2**-1074.
+    The plain sum of squares is kept when it lies in [2**-900, 2**900]: no
+    term overflowed, and those that underflowed are below 2**-1022.  Else
+    the differences are scaled by a power of two near the largest; one that
+    overflows (inf) gives 0, which is the value: its square exceeds 2**2046
+    and gamma >= 2**-1074.
     """
-    d = XA.shape[1]
     p = cols.shape[0]
     for t in prange(todo.shape[0]):
         a = todo[t]
@@ -104,30 +127,25 @@ def rbf_exact_dense(XA, rows, XB, cols, todo, g_m, g_e, out):
             if out[a, b] >= 0.0:
                 continue
             j = cols[b]
-            largest = 0.0
-            for k in range(d):
-                v = abs(np.float64(XA[i, k]) - np.float64(XB[j, k]))
-                if v > largest:
-                    largest = v
+            ssq = _dense_pair(XA, i, XB, j, 0, False)
+            if _SSQ_LO <= ssq <= _SSQ_HI:
+                out[a, b] = _value(ssq, 0, g_m, g_e)
+                continue
+            largest = _dense_pair(XA, i, XB, j, 0, True)
             if largest == 0.0:
                 out[a, b] = 1.0
             elif largest > _DBL_MAX:
                 out[a, b] = 0.0
             else:
                 shift = _shift_for(largest)
-                ssq = 0.0
-                for k in range(d):
-                    v = np.float64(XA[i, k]) - np.float64(XB[j, k])
-                    if shift != 0:
-                        v = math.ldexp(v, -shift)
-                    ssq += v * v
+                ssq = _dense_pair(XA, i, XB, j, shift, False)
                 out[a, b] = _value(ssq, shift, g_m, g_e)
 
 
 @njit(**JIT)
 def _csr_pair(a_idx, a_val, alo, ahi, b_idx, b_val, blo, bhi, shift, largest_only):
-    """Over the union of two sorted sparse rows x, y: max |x_k - y_k| when
-    ``largest_only``, else sum ((x_k - y_k) 2**-shift)^2."""
+    """:func:`_dense_pair` for two sorted sparse rows (the union of their
+    indices)."""
     acc = 0.0
     ka = alo
     kb = blo
@@ -148,7 +166,7 @@ def _csr_pair(a_idx, a_val, alo, ahi, b_idx, b_val, blo, bhi, shift, largest_onl
                 acc = v
         else:
             if shift != 0:
-                v = math.ldexp(v, -shift)
+                v = np.ldexp(v, -shift)
             acc += v * v
     return acc
 
@@ -167,6 +185,10 @@ def rbf_exact_csr(a_ptr, a_idx, a_val, rows, b_ptr, b_idx, b_val, cols, todo, g_
                 continue
             j = cols[b]
             blo, bhi = b_ptr[j], b_ptr[j + 1]
+            ssq = _csr_pair(a_idx, a_val, alo, ahi, b_idx, b_val, blo, bhi, 0, False)
+            if _SSQ_LO <= ssq <= _SSQ_HI:
+                out[a, b] = _value(ssq, 0, g_m, g_e)
+                continue
             largest = _csr_pair(a_idx, a_val, alo, ahi, b_idx, b_val, blo, bhi, 0, True)
             if largest == 0.0:
                 out[a, b] = 1.0
