@@ -3,12 +3,17 @@
 :class:`RBFKernel` evaluates ``K_ij = exp(-gamma ||x_i - x_j||^2)`` over the
 rows of a dense or CSR data matrix, block by block, and counts every entry it
 evaluates, so that an algorithm's query cost (Theorem 3 counts the entries of
-K an SPSD approximation observes) can be measured.  A plain square ndarray is
-accepted wherever an oracle is (see :func:`as_kernel`).
+K an SPSD approximation observes) can be measured.  :class:`PairwiseKernel`
+does the same for every kernel scikit-learn's ``pairwise_kernels`` knows (and
+for a callable), so that kernel methods can take sklearn's kernel names and
+parameters; :func:`kernel_oracle` maps those parameters to an oracle.  A
+plain square ndarray is accepted wherever an oracle is (see
+:func:`as_kernel`).
 """
 
 import math
 import numbers
+from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse as sp
@@ -16,7 +21,7 @@ import scipy.sparse as sp
 from ._config import serial_blas
 from ._validation import as_matrix, check_int, check_positive
 
-__all__ = ["RBFKernel"]
+__all__ = ["RBFKernel", "PairwiseKernel"]
 
 # Sparse points go through dense copies of the selected rows (one BLAS
 # product) when X is at least 1/32 dense and each copy holds at most
@@ -176,6 +181,13 @@ class _KernelOracle:
             yield i0, self[i0:min(n, i0 + block_rows), :]
 
 
+def _same_points(rows, rspan, cols, cspan):
+    """Whether a block's rows and columns are the same points (in order)."""
+    if rspan is not None:
+        return rspan == cspan
+    return cspan is None and rows.shape == cols.shape and np.array_equal(rows, cols)
+
+
 class _ArrayKernel(_KernelOracle):
     """A precomputed kernel matrix seen through the oracle interface."""
 
@@ -271,6 +283,10 @@ class RBFKernel(_KernelOracle):
     TypeError
         If X is not numeric.
 
+    See Also
+    --------
+    PairwiseKernel : the same interface for scikit-learn's other kernels.
+
     Notes
     -----
     Indexing accepts, on each axis, an int, a slice, or a 1-D array of ints
@@ -359,11 +375,8 @@ class RBFKernel(_KernelOracle):
 
     def _block(self, rows, rspan, cols, cspan):
         P = self._points
-        same = rspan == cspan if rspan is not None else (
-            cspan is None and rows.shape == cols.shape and np.array_equal(rows, cols)
-        )
-        return _rbf_block(P, rows, rspan, P, cols, cspan, same, rows, cols, self._gamma,
-                          self._dtype)
+        return _rbf_block(P, rows, rspan, P, cols, cspan, _same_points(rows, rspan, cols, cspan),
+                          rows, cols, self._gamma, self._dtype)
 
     def cross(self, Y, cols=None):
         """Kernel values between new points and the oracle's points.
@@ -521,7 +534,7 @@ class _Points:
 
 
 def _csr_sq_norms(X):
-    """Squared norms of the rows of a CSR matrix (duplicates summed), in float64."""
+    """Squared norms of the rows of a canonical CSR matrix, in float64."""
     n = X.shape[0]
     if X.nnz == 0:
         return np.zeros(n)
@@ -612,3 +625,422 @@ def _recompute(PA, rows, PB, cols, todo, gamma, out):
     rbf_exact_csr(A.indptr, A.indices, A.data, rows, B.indptr, B.indices, B.data, cols,
                   todo, g_m, g_e, out)
 
+
+# The kernels of sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS and the
+# parameters each takes (sklearn's KERNEL_PARAMS; a test checks they agree).
+_KERNEL_PARAMS = {
+    "additive_chi2": (),
+    "chi2": ("gamma",),
+    "cosine": (),
+    "linear": (),
+    "poly": ("gamma", "degree", "coef0"),
+    "polynomial": ("gamma", "degree", "coef0"),
+    "rbf": ("gamma",),
+    "laplacian": ("gamma",),
+    "sigmoid": ("gamma", "coef0"),
+}
+# sklearn's laplacian_kernel and chi2_kernel reject gamma = 0.
+_GAMMA_POSITIVE = frozenset(["laplacian", "chi2"])
+# sklearn's chi2 kernels take only dense, non-negative points.
+_CHI2 = frozenset(["chi2", "additive_chi2"])
+
+
+def _check_real(value, name, low=None, strict=False):
+    """``value`` as a finite float (``>= low``, or ``> low`` when strict)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    fvalue = float(value)
+    bad_low = low is not None and (fvalue < low or (strict and fvalue == low))
+    if not math.isfinite(fvalue) or bad_low:
+        bound = "" if low is None else f" {'>' if strict else '>='} {low:g}"
+        raise ValueError(f"{name} must be a finite number{bound}, got {value!r}")
+    return fvalue
+
+
+def _kernel_spec(kernel, gamma, degree, coef0, kernel_params):
+    """Validated ``(kernel, params)``: the kernel name or callable and the
+    keyword arguments of ``pairwise_kernels`` for it, with sklearn's defaults
+    filled in for the named kernels (gamma 1.0 for chi2; degree 3; coef0 1),
+    except a default gamma of 1 / n_features, which is left None."""
+    if kernel_params is None:
+        extra = {}
+    elif isinstance(kernel_params, Mapping):
+        extra = dict(kernel_params)
+        for key in extra:
+            if not isinstance(key, str):
+                raise TypeError(f"kernel_params keys must be strings, got {key!r}")
+    else:
+        raise TypeError(f"kernel_params must be a dict or None, got {type(kernel_params).__name__}")
+    if callable(kernel):
+        for name, value in (("gamma", gamma), ("degree", degree), ("coef0", coef0)):
+            if value is not None:
+                raise ValueError(
+                    f"{name} applies to the named kernels only; pass the parameters of a "
+                    f"callable kernel in kernel_params, got {name}={value!r}"
+                )
+        return kernel, extra
+    names = sorted(_KERNEL_PARAMS)
+    if not isinstance(kernel, str):
+        raise TypeError(f"kernel must be one of {names} or a callable, got {kernel!r}")
+    if kernel == "precomputed":
+        raise ValueError(
+            "kernel='precomputed' has no points to evaluate; pass the precomputed kernel "
+            "matrix itself where a kernel oracle is taken (a square ndarray is accepted)"
+        )
+    if kernel not in _KERNEL_PARAMS:
+        raise ValueError(f"kernel must be one of {names} or a callable, got {kernel!r}")
+    takes = _KERNEL_PARAMS[kernel]
+    unknown = sorted(set(extra) - set(takes))
+    if unknown:
+        raise ValueError(
+            f"kernel_params has {unknown[0]!r}, which the {kernel!r} kernel does not take "
+            f"(it takes {list(takes) if takes else 'no parameters'})"
+        )
+    # as sklearn's Nystroem: explicit arguments win over kernel_params, and a
+    # kernel ignores those it does not take
+    for name, value in (("gamma", gamma), ("degree", degree), ("coef0", coef0)):
+        if value is not None and name in takes:
+            extra[name] = value
+    params = {}
+    if "gamma" in takes:
+        value = extra.get("gamma")
+        if value is None and kernel == "chi2":
+            value = 1.0
+        params["gamma"] = None if value is None else _check_real(
+            value, "gamma", 0.0, strict=kernel in _GAMMA_POSITIVE)
+    if "degree" in takes:
+        value = extra.get("degree")
+        params["degree"] = _check_real(3 if value is None else value, "degree", 1.0)
+    if "coef0" in takes:
+        value = extra.get("coef0")
+        params["coef0"] = _check_real(1 if value is None else value, "coef0")
+    return kernel, params
+
+
+def _pairwise_kernels():
+    """sklearn's ``pairwise_kernels``, imported on first use."""
+    try:
+        from sklearn.metrics.pairwise import pairwise_kernels
+    except ImportError as exc:
+        raise ImportError(
+            "PairwiseKernel evaluates this kernel with scikit-learn, which is not "
+            "installed; install it with: pip install 'sketchlab[sklearn]'"
+        ) from exc
+    return pairwise_kernels
+
+
+
+
+class PairwiseKernel(_KernelOracle):
+    """Any kernel of scikit-learn's ``pairwise_kernels`` as an oracle.
+
+    The oracle interface of :class:`RBFKernel` (``K[rows, cols]`` blocks
+    that evaluate and count exactly the entries asked for, :meth:`cross`,
+    :meth:`diagonal`, :meth:`row_blocks`, :attr:`n_evaluated`) for the
+    kernels sklearn's ``Nystroem`` takes, with sklearn's parameter names,
+    meanings and defaults, so that the SPSD approximations accept them.
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix of shape (n, d)
+        The points, one per row, dense or sparse; float32 is kept (blocks
+        are float32), other real dtypes become float64.  NaN and Inf are
+        rejected; the chi2 kernels need non-negative points.
+    kernel : str or callable, default="rbf"
+        One of "rbf", "laplacian", "polynomial" (or "poly"), "sigmoid",
+        "linear", "cosine", "chi2", "additive_chi2" (the keys of
+        ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS``), or a
+        callable ``k(x, y, **kernel_params)`` on two rows that returns a
+        number (as sklearn calls it: one Python call per entry, slow).
+    gamma : float, optional
+        For rbf, laplacian, polynomial, sigmoid (default 1 / d) and chi2
+        (default 1.0); >= 0, and > 0 for laplacian and chi2.
+    degree : float, optional
+        For polynomial, >= 1 (default 3).
+    coef0 : float, optional
+        For polynomial and sigmoid (default 1).
+    kernel_params : dict, optional
+        Further parameters: for a named kernel, those it takes (gamma,
+        degree, coef0; the explicit arguments win); for a callable, its
+        keyword arguments.
+
+    Attributes
+    ----------
+    shape : (int, int)
+    dtype : numpy.dtype
+        float32 for float32 X, else float64.
+    kernel : str or callable
+    params : dict
+        The keyword arguments the kernel is evaluated with, defaults filled
+        in (e.g. ``{"gamma": 0.25}`` for rbf on 4 features).
+    n_features : int
+    n_evaluated : int
+
+    Raises
+    ------
+    ValueError
+        If kernel is not a known name, a parameter is out of range,
+        kernel_params holds a parameter the kernel does not take, gamma,
+        degree or coef0 is given with a callable kernel, X is empty, holds
+        NaN/Inf, or is negative for a chi2 kernel.
+    TypeError
+        If kernel is neither a string nor a callable, a parameter is not a
+        number, or X is not numeric.
+    ImportError
+        For a kernel other than rbf (or rbf with gamma = 0) when
+        scikit-learn is not installed (``pip install 'sketchlab[sklearn]'``).
+
+    See Also
+    --------
+    RBFKernel : the RBF oracle that "rbf" uses.
+    kernel_oracle : the oracle for sklearn-style kernel parameters.
+
+    Notes
+    -----
+    "rbf" (with gamma > 0) is evaluated by :class:`RBFKernel`, with the same
+    numbers (and its guard against cancellation); every other kernel by
+    ``sklearn.metrics.pairwise.pairwise_kernels`` on the selected rows, in
+    float64 (float32 blocks are rounded from float64 values).  The chi2
+    kernels take sparse X here too: the selected rows are densified in
+    tiles of at most 4M entries.  A block costs what sklearn's kernel costs
+    on those rows: O(m p d) for m x p.
+
+    :meth:`diagonal` is known without evaluation for rbf, laplacian and chi2
+    (ones) and additive_chi2 (zeros), and then not counted; for the other
+    kernels it is computed (from the squared norms, or by calling a
+    callable kernel on each point) and counts n entries.
+
+    Examples
+    --------
+    >>> import numpy as np, sketchlab
+    >>> X = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+    >>> K = sketchlab.PairwiseKernel(X, "polynomial", degree=2)
+    >>> K.params
+    {'gamma': 0.5, 'degree': 2.0, 'coef0': 1.0}
+    >>> K[:2, :]
+    array([[2.25, 2.25, 1.  ],
+           [2.25, 4.  , 4.  ]])
+    >>> K.n_evaluated
+    6
+    >>> K.cross(np.array([[0.0, 1.0]]), cols=[1, 2])
+    array([[2.25, 4.  ]])
+    """
+
+    def __init__(self, X, kernel="rbf", *, gamma=None, degree=None, coef0=None,
+                 kernel_params=None):
+        kernel, params = _kernel_spec(kernel, gamma, degree, coef0, kernel_params)
+        X = as_matrix(X, "X")
+        n, d = X.shape
+        if n == 0 or d == 0:
+            raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
+        if params.get("gamma", 0.0) is None:
+            params["gamma"] = 1.0 / d
+        super().__init__(n, X.dtype)
+        self._kernel = kernel
+        self._params = params
+        self._n_features = d
+        self._rbf = None
+        if kernel == "rbf" and params["gamma"] > 0:
+            self._rbf = RBFKernel.__new__(RBFKernel)
+            self._rbf._setup(X, params["gamma"])
+            return
+        self._pairwise = _pairwise_kernels()
+        self._check_points(X, "X")
+        if sp.issparse(X):
+            X = X.tocsr()
+            if not X.has_canonical_format:  # duplicates summed, for the diagonal
+                X = X.copy()
+                X.sum_duplicates()
+        self._X = X
+
+    def _check_points(self, X, name):
+        if self._kernel in _CHI2:
+            values = X.data if sp.issparse(X) else X
+            low = float(values.min()) if values.size else 0.0
+            if low < 0:
+                raise ValueError(f"{name} must be non-negative for the {self._kernel!r} "
+                                 f"kernel, got a minimum of {low!r}")
+
+    @property
+    def kernel(self):
+        return self._kernel
+
+    @property
+    def params(self):
+        return dict(self._params)
+
+    @property
+    def n_features(self):
+        return self._n_features
+
+    def __repr__(self):
+        points = self._rbf._points.orig if self._rbf is not None else self._X
+        kind = "sparse" if sp.issparse(points) else "dense"
+        kernel = self._kernel
+        name = repr(kernel) if isinstance(kernel, str) else getattr(kernel, "__name__", kernel)
+        args = "".join(f", {k}={v!r}" for k, v in self._params.items())
+        return (f"PairwiseKernel(<{kind} {self._n}x{self._n_features} {self._dtype}>, "
+                f"{name}{args})")
+
+    def diagonal(self):
+        """The diagonal of K.
+
+        Known without evaluation, and not counted, for rbf, laplacian and
+        chi2 (ones) and additive_chi2 (zeros); otherwise computed and counted
+        (n entries).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        kernel = self._kernel
+        if kernel in ("rbf", "laplacian", "chi2"):
+            return np.ones(self._n, dtype=self._dtype)
+        if kernel == "additive_chi2":
+            return np.zeros(self._n, dtype=self._dtype)
+        self._count += self._n
+        X = self._X
+        if callable(kernel):
+            out = np.empty(self._n)
+            for i in range(self._n):
+                row = _float64_rows(X[i:i + 1])
+                out[i] = self._pairwise(row, None, metric=kernel, **self._params)[0, 0]
+            return out.astype(self._dtype, copy=False)
+        sq = _csr_sq_norms(X) if sp.issparse(X) else np.einsum("ij,ij->i", X, X,
+                                                                  dtype=np.float64)
+        p = self._params
+        if kernel == "linear":
+            out = sq
+        elif kernel in ("poly", "polynomial"):
+            out = (p["gamma"] * sq + p["coef0"]) ** p["degree"]
+        elif kernel == "sigmoid":
+            out = np.tanh(p["gamma"] * sq + p["coef0"])
+        else:  # cosine: sklearn normalizes the rows; a zero row stays zero
+            out = (sq > 0).astype(np.float64)
+        return out.astype(self._dtype, copy=False)
+
+    def _block(self, rows, rspan, cols, cspan):
+        if self._rbf is not None:
+            return self._rbf._block(rows, rspan, cols, cspan)
+        return self._evaluate(self._X, rows, rspan, self._X, cols, cspan,
+                              _same_points(rows, rspan, cols, cspan), self._dtype)
+
+    def cross(self, Y, cols=None):
+        """Kernel values between new points and the oracle's points.
+
+        Parameters
+        ----------
+        Y : array_like or scipy.sparse matrix of shape (m, d)
+        cols : int array or slice, optional
+            Which points of X (default all).
+
+        Returns
+        -------
+        ndarray of shape (m, len(cols))
+            ``k(y_a, x_cols[b])``; float32 when both Y and X are float32.
+            Counted in :attr:`n_evaluated`.
+
+        Raises
+        ------
+        ValueError
+            If Y does not have ``n_features`` columns, holds NaN/Inf, or is
+            negative for a chi2 kernel.
+
+        Examples
+        --------
+        >>> import numpy as np, sketchlab
+        >>> K = sketchlab.PairwiseKernel(np.eye(2), "laplacian", gamma=1.0)
+        >>> K.cross(np.zeros((1, 2)))
+        array([[0.36787944, 0.36787944]])
+        """
+        Y, cols, cspan = self._cross_args(Y, cols)
+        if self._rbf is not None:
+            return self._rbf._cross(Y, cols, cspan)
+        if sp.issparse(Y):
+            Y = Y.tocsr()
+        m = Y.shape[0]
+        dtype = np.result_type(self._dtype, Y.dtype)
+        return self._evaluate(Y, np.arange(m, dtype=np.int64), (0, m), self._X, cols, cspan,
+                              False, dtype)
+
+    def _evaluate(self, A, rows, rspan, B, cols, cspan, same, dtype):
+        """``k(a_rows[i], b_cols[j])`` through sklearn, in float64, as a
+        C-ordered array of ``dtype``."""
+        m, p = rows.shape[0], cols.shape[0]
+        out = np.empty((m, p), dtype=dtype)
+        if m == 0 or p == 0:
+            return out
+        kernel, params = self._kernel, self._params
+        if kernel in _CHI2 and (sp.issparse(A) or sp.issparse(B)):
+            # sklearn's chi2 kernels take dense points only: densify in tiles
+            step = max(1, _DENSIFY_MAX_ENTRIES // self._n_features)
+            for i0 in range(0, m, step):
+                R = _dense_float64(A[rows[i0:i0 + step]])
+                for j0 in range(0, p, step):
+                    C = _dense_float64(B[cols[j0:j0 + step]])
+                    out[i0:i0 + step, j0:j0 + step] = self._pairwise(R, C, metric=kernel,
+                                                                     **params)
+            return out
+        R = _float64_rows(A[rspan[0]:rspan[1]] if rspan is not None else A[rows])
+        C = None if same else _float64_rows(B[cspan[0]:cspan[1]] if cspan is not None
+                                            else B[cols])
+        out[...] = self._pairwise(R, C, metric=kernel, **params)
+        return out
+
+
+def _float64_rows(R):
+    """Rows for sklearn in float64: a dense array, or a CSR matrix."""
+    if sp.issparse(R):
+        return R.astype(np.float64) if R.dtype != np.float64 else R
+    return np.asarray(R, dtype=np.float64)
+
+
+def _dense_float64(R):
+    return R.toarray().astype(np.float64, copy=False) if sp.issparse(R) else (
+        np.asarray(R, dtype=np.float64))
+
+
+def kernel_oracle(X, kernel="rbf", *, gamma=None, degree=None, coef0=None, kernel_params=None):
+    """The kernel oracle for sklearn-style kernel parameters.
+
+    Maps the kernel parameters of ``sklearn.kernel_approximation.Nystroem``
+    (same names, meanings and defaults) to an oracle over the rows of X: an
+    :class:`RBFKernel` for "rbf" (gamma > 0; None means 1 / n_features),
+    else a :class:`PairwiseKernel`.  Both have the same interface
+    (``K[rows, cols]``, ``cross``, ``diagonal``, ``n_evaluated``).
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix of shape (n, d)
+    kernel, gamma, degree, coef0, kernel_params
+        As for :class:`PairwiseKernel`.
+
+    Returns
+    -------
+    RBFKernel or PairwiseKernel
+
+    Raises
+    ------
+    ValueError, TypeError, ImportError
+        As :class:`PairwiseKernel`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sketchlab._kernel_matrices import kernel_oracle
+    >>> kernel_oracle(np.ones((5, 4)))
+    RBFKernel(<dense 5x4 float64>, gamma=0.25)
+    >>> kernel_oracle(np.ones((5, 4)), "sigmoid", coef0=0.0)
+    PairwiseKernel(<dense 5x4 float64>, 'sigmoid', gamma=0.25, coef0=0.0)
+    """
+    if isinstance(kernel, str) and kernel == "rbf":
+        _, params = _kernel_spec(kernel, gamma, degree, coef0, kernel_params)
+        if params["gamma"] is None or params["gamma"] > 0:
+            X = as_matrix(X, "X")
+            if X.shape[1] > 0 and params["gamma"] is None:
+                params["gamma"] = 1.0 / X.shape[1]
+            oracle = RBFKernel.__new__(RBFKernel)
+            oracle._setup(X, params["gamma"])
+            return oracle
+    return PairwiseKernel(X, kernel, gamma=gamma, degree=degree, coef0=coef0,
+                          kernel_params=kernel_params)
