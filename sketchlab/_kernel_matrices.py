@@ -535,13 +535,9 @@ class _Points:
 
 def _csr_sq_norms(X):
     """Squared norms of the rows of a canonical CSR matrix, in float64."""
-    n = X.shape[0]
-    if X.nnz == 0:
-        return np.zeros(n)
-    lengths = np.diff(X.indptr)
-    starts = np.minimum(X.indptr[:-1], X.nnz - 1)
-    sq = np.add.reduceat(X.data * X.data, starts)
-    sq[lengths == 0] = 0.0
+    squares = np.append(X.data[:X.nnz] ** 2, 0.0)  # so that every start is an index
+    sq = np.add.reduceat(squares, X.indptr[:-1])
+    sq[X.indptr[1:] == X.indptr[:-1]] = 0.0  # reduceat gives squares[start] there
     return sq
 
 

@@ -452,3 +452,13 @@ def test_exact_kernels_on_marked_entries():
         expected = want.copy()
         expected[1, 0] = 0.5
         np.testing.assert_allclose(out, expected, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("empty", [[0], [2], [3, 4], [0, 4], [0, 1, 2, 3, 4]])
+def test_sparse_empty_rows_anywhere(empty, sparse_path):
+    X = make_points(5, 4, 1.0, np.float64, seed=20)
+    X[empty] = 0.0
+    K = sl.RBFKernel(sp.csr_matrix(X), 0.4)
+    np.testing.assert_allclose(K.toarray(), rbf_dense(X, 0.4), rtol=0, atol=1e-14)
+    np.testing.assert_allclose(K.cross(sp.csr_matrix(X[::-1])), rbf_dense(X[::-1], 0.4, X),
+                               rtol=0, atol=1e-14)
