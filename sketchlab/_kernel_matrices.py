@@ -294,12 +294,13 @@ class RBFKernel(_KernelOracle):
 
     A block is computed from ``||x_i||^2 + ||x_j||^2 - 2 x_i . x_j``
     (squared norms precomputed in float64) through a Numba kernel parallel
-    over the rows of the block.  The inner products come from one BLAS
-    product of the selected rows (dense X, or sparse X at least 1/32 dense,
-    through dense copies of at most 4M entries), else from a Numba sparse
-    product on the CSR arrays that never densifies.  All arithmetic is in
-    float64.  Cost per m x p block: O(m p d) (dense route) or the work of
-    the sparse product (CSR route).
+    over the rows of the block, whose exp is vectorized (range reduction and
+    a polynomial, within 1 ulp of libm's).  The inner products come from one
+    BLAS product of the selected rows (dense X, or sparse X at least 1/32
+    dense, through dense copies of at most 4M entries), else from a Numba
+    sparse product on the CSR arrays that never densifies.  All arithmetic
+    is in float64.  Cost per m x p block: O(m p d) (dense route) or the work
+    of the sparse product plus O(d) (CSR route).
 
     That expansion cancels when a distance is small next to the norms (points
     far from the origin, or close to each other).  Every entry whose
@@ -522,15 +523,23 @@ class _Points:
         return np.asarray(R, dtype=np.float64)
 
     def transposed_rows(self, ids, span):
-        """The selected rows of the sparse working copy in CSC form (the CSR
-        arrays of their transpose); that of all rows is kept, since
-        row_blocks asks for it again and again."""
+        """The selected rows of the sparse working copy, transposed, as CSR
+        arrays ``(indptr, indices, data)`` over the features; that of all
+        rows is kept, since row_blocks asks for it again and again."""
         X = self.X
         if span is not None and span == (0, X.shape[0]):
             if self._transposed is None:
-                self._transposed = X.tocsc()
+                T = X.tocsc()
+                self._transposed = (T.indptr, T.indices, T.data)
             return self._transposed
-        return (X[span[0]:span[1]] if span is not None else X[ids]).tocsc()
+        from ._jit.rbf import csr_rows_transposed
+
+        nnz = int(np.sum(X.indptr[ids + 1] - X.indptr[ids]))
+        t_ptr = np.zeros(X.shape[1] + 1, dtype=np.int64)
+        t_idx = np.empty(nnz, dtype=np.int64)
+        t_val = np.empty(nnz)
+        csr_rows_transposed(X.indptr, X.indices, X.data, ids, t_ptr, t_idx, t_val)
+        return t_ptr, t_idx, t_val
 
 
 def _csr_sq_norms(X):
@@ -559,10 +568,11 @@ def _gram(PA, rows, rspan, PB, cols, cspan, same):
         from ._jit import threads_for
         from ._jit.rbf import csr_gram
 
-        XA, BT = PA.X, PB.transposed_rows(cols, cspan)
+        XA = PA.X
+        bt_ptr, bt_idx, bt_val = PB.transposed_rows(cols, cspan)
         out = np.empty((m, p))
         with threads_for(m * p):
-            csr_gram(XA.indptr, XA.indices, XA.data, rows, BT.indptr, BT.indices, BT.data, out)
+            csr_gram(XA.indptr, XA.indices, XA.data, rows, bt_ptr, bt_idx, bt_val, out)
         return out
     if PA.sparse:  # sparse rows against dense points
         return np.ascontiguousarray(PA.X[rows] @ PB.dense_rows(cols, cspan).T)

@@ -462,3 +462,26 @@ def test_sparse_empty_rows_anywhere(empty, sparse_path):
     np.testing.assert_allclose(K.toarray(), rbf_dense(X, 0.4), rtol=0, atol=1e-14)
     np.testing.assert_allclose(K.cross(sp.csr_matrix(X[::-1])), rbf_dense(X[::-1], 0.4, X),
                                rtol=0, atol=1e-14)
+
+
+def test_vectorized_exp_within_one_ulp_of_libm():
+    # the kernels' exp(-x) (range reduction and a polynomial, vectorized)
+    # against numpy's (libm's) over [0, 745] and beyond; marks (-1) are kept
+    from sketchlab._jit.rbf import exp_neg
+
+    rng = np.random.default_rng(21)
+    E = np.concatenate([
+        np.linspace(0.0, 745.2, 200_001), rng.random(50_000) * 2.0, rng.exponential(30.0, 50_000),
+        np.ldexp(1.0, -np.arange(1075)),
+        [np.log(2) / 2, np.nextafter(np.log(2) / 2, 1.0), 708.0, np.nextafter(708.0, 1e3), 708.4,
+         709.0, 745.13, 746.0, 1e10, np.inf, -1.0],
+    ])
+    out = np.empty((2, E.size))
+    exp_neg(np.vstack([E, E[::-1]]), out)
+    for values, got in ((E, out[0]), (E[::-1], out[1])):
+        marks = values < 0
+        assert np.all(got[marks] == -1.0)
+        want = np.exp(-values[~marks])
+        ulps = np.abs(got[~marks] - want) / np.spacing(np.maximum(want, 5e-324))
+        assert ulps.max() <= 1.0
+    assert out[0, 0] == 1.0 and out[0, -2] == 0.0  # exp(-0) and exp(-inf) exactly
