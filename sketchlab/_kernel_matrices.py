@@ -466,6 +466,12 @@ class _Points:
     """
 
     def __init__(self, X, shift=None, center=None):
+        # New points far outside the oracle's scale over- or underflow in
+        # its frame; the entries they touch are marked and recomputed.
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            self._setup(X, shift, center)
+
+    def _setup(self, X, shift, center):
         choose = shift is None
         if sp.issparse(X):
             X = X.tocsr()
@@ -595,7 +601,8 @@ def _rbf_block(PA, rows, rspan, PB, cols, cspan, same, ids_a, ids_b, gamma, dtyp
     from ._jit import threads_for
     from ._jit.rbf import rbf_from_gram
 
-    G = _gram(PA, rows, rspan, PB, cols, cspan, same)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf norms, inf * 0: marked
+        G = _gram(PA, rows, rspan, PB, cols, cspan, same)
     out = G if dtype == np.float64 else np.empty(G.shape, dtype=dtype)
     if G.size == 0:
         return out

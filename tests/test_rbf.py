@@ -288,6 +288,7 @@ def test_far_from_origin_is_not_all_ones():
             rtol=1e-15, atol=0)
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
 @pytest.mark.parametrize("form", ["dense", "csr"])
 @pytest.mark.parametrize("scale", [1e-150, 1e-100, 1e-20, 1.0, 1e20, 1e100, 1e150])
 @pytest.mark.parametrize("offset", [0.0, 1e3, 1e6, 1e12])
@@ -337,6 +338,7 @@ def test_near_duplicates_at_moderate_scale():
         assert K[2, 7] == pytest.approx(np.exp(-1.0), rel=1e-9)
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
 @pytest.mark.parametrize("form", ["dense", "csr"])
 def test_no_nan_at_the_ends_of_the_float_range(form):
     big = np.finfo(np.float64).max
@@ -364,8 +366,16 @@ def test_no_nan_at_the_ends_of_the_float_range(form):
     K = sl.RBFKernel(np.array([[1e-154], [3e-154], [0.0]]), 2.5e307)
     np.testing.assert_allclose(K[0], np.exp(-2.5e307 * np.array([0.0, 4e-308, 1e-308])),
                                rtol=1e-13)
+    # new points far outside the oracle's scale (they overflow in its frame)
+    for Xf in (np.array([[1e-150], [2e-150]]), sp.csr_matrix([[1e-150], [2e-150]])):
+        K = sl.RBFKernel(Xf, 1e300)
+        for Y in (np.array([[3e-150], [1e300], [-big]]), sp.csr_matrix([[3e-150], [1e300]])):
+            got = K.cross(Y)
+            np.testing.assert_allclose(got[0], np.exp([-4.0, -1.0]), rtol=1e-14)
+            assert np.all(got[1:] == 0.0)
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
 @given(
     n=st.integers(2, 10),
     d=st.integers(1, 5),
