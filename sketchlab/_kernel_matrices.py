@@ -608,7 +608,7 @@ def _rbf_block(PA, rows, rspan, PB, cols, cspan, same, ids_a, ids_b, gamma, dtyp
         return out
     flagged = np.empty(G.shape[0], dtype=np.int64)
     g_m, g_e = _gamma_parts(gamma, PA.shift)
-    with threads_for(8 * G.size):  # an exp costs several loads
+    with threads_for(G.size):
         rbf_from_gram(G, np.ascontiguousarray(PA.sq_norms(rows, rspan)),
                       np.ascontiguousarray(PB.sq_norms(cols, cspan)), ids_a, ids_b,
                       g_m, g_e, out, flagged)
