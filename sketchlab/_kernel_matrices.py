@@ -473,35 +473,38 @@ class _Points:
 
     def _setup(self, X, shift, center):
         choose = shift is None
-        if sp.issparse(X):
+        sparse = sp.issparse(X)
+        if sparse:
             X = X.tocsr()
             if not X.has_canonical_format:
                 X = X.copy()
                 X.sum_duplicates()
             if X.dtype != np.float64:
                 X = X.astype(np.float64)
-            if choose:
-                shift = _shift_of(_largest(X.data))
         else:
             X = np.ascontiguousarray(X)
-            if choose:
-                shift = _shift_of(_largest(X))
         self.orig = X
+        sq = _csr_sq_norms(X) if sparse else np.einsum("ij,ij->i", X, X, dtype=np.float64)
+        if choose:
+            # squared norms in [2**-350, 2**350] put the largest |coordinate|
+            # in [2**-200, 2**200] (up to 2**50 features): no scale needed
+            top = float(sq.max())
+            in_range = 2.0**-350 <= top <= 2.0**350
+            shift = 0 if in_range else _shift_of(_largest(X.data if sparse else X))
         self.shift = shift
         if shift:
-            X = (sp.csr_matrix((np.ldexp(X.data, -shift), X.indices, X.indptr), shape=X.shape)
-                 if sp.issparse(X) else np.ldexp(X, -shift, dtype=np.float64))
-        if sp.issparse(X):
-            sq = _csr_sq_norms(X)
-            if choose and _can_center(X):
-                mean = np.asarray(X.sum(axis=0), dtype=np.float64).ravel() / X.shape[0]
-                center = _center_if_it_pays(mean, sq)
-            if center is not None:
-                X = X.toarray()
-        else:
-            sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
-            if choose:
-                center = _center_if_it_pays(X.mean(axis=0, dtype=np.float64), sq)
+            if sparse:
+                X = sp.csr_matrix((np.ldexp(X.data, -shift), X.indices, X.indptr), shape=X.shape)
+                sq = _csr_sq_norms(X)
+            else:
+                X = np.ldexp(X, -shift, dtype=np.float64)
+                sq = np.einsum("ij,ij->i", X, X)
+        if choose and _can_center(X):
+            mean = (np.asarray(X.sum(axis=0), dtype=np.float64).ravel() / X.shape[0] if sparse
+                    else X.mean(axis=0, dtype=np.float64))
+            center = _center_if_it_pays(mean, sq)
+        if center is not None and sparse:
+            X = X.toarray()
         if center is not None:
             if X is self.orig or X.dtype != np.float64:
                 X = X - center
