@@ -25,13 +25,13 @@ __all__ = ["RBFKernel", "PairwiseKernel"]
 
 # Sparse points go through dense copies of the selected rows (one BLAS
 # product) when X is at least 1/32 dense and each copy holds at most
-# _DENSIFY_MAX_ENTRIES entries; otherwise through the CSR Gram kernel, which
-# never densifies.  Measured single-threaded (on a loaded machine) for a
+# _DENSIFY_MAX_ENTRIES entries; otherwise through the CSR Gram kernel (a
+# sparse product), which never densifies.  CPU time on one thread for a
 # 300 x 300 block and for 2000 new points against 300: mushrooms (density
-# 0.19) 7.0 / 26.5 ms dense vs 9.0 / 48.7 ms CSR; splice (density 1) 6.8 /
-# 19.0 vs 29.7 / 76.6 ms; debian-tfidf (density 0.0016) 12.1 / 46.0 vs
-# 8.8 / 49.9 ms (the CSR kernel is a sparse product since then; it used to
-# take 34 ms on the 300 x 300 block, and the dense route 492 ms).
+# 0.19) 2.7 / 11.0 ms dense vs 2.2 / 13.6 ms CSR; dna (0.25) 2.7 / 13.6 vs
+# 4.0 / 20.0; splice (1.0) 1.5 / 4.5 vs 9.1 / 33.1.  (Before the CSR kernel
+# was a sparse product, debian-tfidf, density 0.0016, took 492 ms dense vs
+# 34 ms CSR on the 300 x 300 block.)
 _DENSIFY_MIN_DENSITY = 1 / 32
 _DENSIFY_MAX_ENTRIES = 1 << 22
 # Entries of K held at once by row_blocks() by default (32 MB of float64).
