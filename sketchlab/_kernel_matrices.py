@@ -433,10 +433,26 @@ def _shift_of(largest):
     return math.frexp(largest)[1]
 
 
-def _center_if_it_pays(mean, sq_norms):
-    """``mean`` when the points lie far from the origin next to their spread
-    (see _CENTER_MIN_OFFSET), else None."""
-    return mean if float(mean @ mean) > _CENTER_MIN_OFFSET * float(sq_norms.mean()) else None
+def _center_if_it_pays(X, mean, sq_norms):
+    """A center for the points X (dense or CSR) when they lie far from the
+    origin next to their spread (see _CENTER_MIN_OFFSET), else None.
+
+    The center is the column mean rounded to a power-of-two grid of about
+    2**-12 of each column's range (no finer than the spacing of its largest
+    value): off the mean by a negligible amount, and coarse enough that
+    ``x - center`` is exact for points on a grid (integer features, fixed
+    point), whose Gram products then stay exact, so that an entry does not
+    depend on the block it is computed in.
+    """
+    if not float(mean @ mean) > _CENTER_MIN_OFFSET * float(sq_norms.mean()):
+        return None
+    high = np.asarray(X.max(axis=0).toarray() if sp.issparse(X) else X.max(axis=0),
+                      dtype=np.float64).ravel()
+    low = np.asarray(X.min(axis=0).toarray() if sp.issparse(X) else X.min(axis=0),
+                     dtype=np.float64).ravel()
+    step = np.maximum((high - low) * 2.0**-12, np.spacing(np.maximum(np.abs(high), np.abs(low))))
+    step = np.ldexp(0.5, np.frexp(step)[1])  # the power of two at or below
+    return np.round(mean / step) * step
 
 
 def _largest(values):
@@ -502,7 +518,7 @@ class _Points:
         if choose and _can_center(X):
             mean = (np.asarray(X.sum(axis=0), dtype=np.float64).ravel() / X.shape[0] if sparse
                     else X.mean(axis=0, dtype=np.float64))
-            center = _center_if_it_pays(mean, sq)
+            center = _center_if_it_pays(X, mean, sq)
         if center is not None and sparse:
             X = X.toarray()
         if center is not None:

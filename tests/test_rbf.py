@@ -495,3 +495,20 @@ def test_vectorized_exp_within_one_ulp_of_libm():
         ulps = np.abs(got[~marks] - want) / np.spacing(np.maximum(want, 5e-324))
         assert ulps.max() <= 1.0
     assert out[0, 0] == 1.0 and out[0, -2] == 0.0  # exp(-0) and exp(-inf) exactly
+
+
+@pytest.mark.parametrize("form", ["dense", "csr"])
+def test_integer_points_far_from_origin_give_the_same_entry_in_any_block(form):
+    # integer features near 480 (as madelon's): centered on a rounded mean,
+    # the centered points and their Gram products stay exact, so an entry is
+    # the same whichever block computes it
+    rng = np.random.default_rng(22)
+    X = np.round(480 + 40 * rng.standard_normal((120, 30)))
+    K = sl.RBFKernel(sp.csr_matrix(X) if form == "csr" else X, 1e-4)
+    assert K._points.center is not None
+    full = K.toarray()
+    cols = rng.choice(120, 17, replace=False)
+    np.testing.assert_array_equal(K[:, cols], full[:, cols])
+    np.testing.assert_array_equal(K[np.ix_(cols)[0], cols], full[np.ix_(cols, cols)])
+    np.testing.assert_array_equal(K.cross(X[:9], cols), full[:9][:, cols])
+    check_kernel_values(full, rbf_scaled_reference(X, X, 1e-4, 1.0), 1e-13)
