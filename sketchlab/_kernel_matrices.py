@@ -418,11 +418,16 @@ class RBFKernel(_KernelOracle):
             cols = np.arange(sub.shape[0], dtype=np.int64)
             cspan = (0, sub.shape[0])
         m = Y.shape[0]
-        Q = _Points(Y, shift=P.shift, center=P.center)
         rows = np.arange(m, dtype=np.int64)
         dtype = np.result_type(self._dtype, Y.dtype)
-        return _rbf_block(Q, rows, (0, m), P, cols, cspan, False,
-                          np.full(m, -1, dtype=np.int64), cols, self._gamma, dtype)
+        Q = _Points(Y, shift=P.shift, center=P.center)
+        # New points far outside the oracle's scale give inf norms and
+        # inf * 0 in the Gram product; the entries they touch are marked and
+        # recomputed.  (The oracle's own points, scaled into [2**-200,
+        # 2**200], cannot.)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _rbf_block(Q, rows, (0, m), P, cols, cspan, False,
+                              np.full(m, -1, dtype=np.int64), cols, self._gamma, dtype)
 
 
 def _shift_of(largest):
@@ -482,8 +487,9 @@ class _Points:
     """
 
     def __init__(self, X, shift=None, center=None):
-        # New points far outside the oracle's scale over- or underflow in
-        # its frame; the entries they touch are marked and recomputed.
+        # The squared norms that choose the scale may overflow (that is how
+        # points beyond it show), and new points may over- or underflow in
+        # another side's frame: those entries are marked and recomputed.
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             self._setup(X, shift, center)
 
@@ -620,8 +626,7 @@ def _rbf_block(PA, rows, rspan, PB, cols, cspan, same, ids_a, ids_b, gamma, dtyp
     from ._jit import threads_for
     from ._jit.rbf import rbf_from_gram
 
-    with np.errstate(over="ignore", invalid="ignore"):  # inf norms, inf * 0: marked
-        G = _gram(PA, rows, rspan, PB, cols, cspan, same)
+    G = _gram(PA, rows, rspan, PB, cols, cspan, same)
     out = G if dtype == np.float64 else np.empty(G.shape, dtype=dtype)
     if G.size == 0:
         return out
