@@ -23,16 +23,20 @@ from ._validation import as_matrix, check_int, check_positive
 
 __all__ = ["RBFKernel", "PairwiseKernel"]
 
-# Sparse points go through dense copies of the selected rows (one BLAS
-# product) when X is at least 1/32 dense and each copy holds at most
-# _DENSIFY_MAX_ENTRIES entries; otherwise through the CSR Gram kernel (a
-# sparse product), which never densifies.  CPU time on one thread for a
-# 300 x 300 block and for 2000 new points against 300: mushrooms (density
-# 0.19) 2.7 / 11.0 ms dense vs 2.2 / 13.6 ms CSR; dna (0.25) 2.7 / 13.6 vs
-# 4.0 / 20.0; splice (1.0) 1.5 / 4.5 vs 9.1 / 33.1.  (Before the CSR kernel
-# was a sparse product, debian-tfidf, density 0.0016, took 492 ms dense vs
-# 34 ms CSR on the 300 x 300 block.)
+# Inner products of sparse points: when both sides are sparser than
+# _DENSIFY_MIN_DENSITY (or the column points too many to densify), a sparse
+# product (csr_gram); else the column points are densified and sparse rows
+# sparser than _CSR_ROWS_MAX_DENSITY go through csr_dense_gram, denser ones
+# are densified too for one BLAS product (each dense copy at most
+# _DENSIFY_MAX_ENTRIES entries).  CPU time on one thread for 8124 new points
+# against c landmarks of mushrooms (density 0.19), c = 30 / 100 / 300: 5.4 /
+# 9.1 / 21.8 ms densified and BLAS vs 1.8 / 5.6 / 16.1 ms csr_dense_gram;
+# dna (0.25, 2000 points): 1.8 / 4.0 / 8.5 vs 1.4 / 3.4 / 8.2; splice (1.0,
+# 1000 points): 0.55 / 0.87 / 2.3 vs 0.87 / 1.45 / 4.8.  For 2000 points
+# against 300, the sparse product took 13.6 ms on mushrooms (the dense route
+# 11.0), 20.0 on dna (13.6), 33.1 on splice (4.5).
 _DENSIFY_MIN_DENSITY = 1 / 32
+_CSR_ROWS_MAX_DENSITY = 1 / 3
 _DENSIFY_MAX_ENTRIES = 1 << 22
 # Entries of K held at once by row_blocks() by default (32 MB of float64).
 _BLOCK_ENTRIES = 1 << 22
@@ -584,29 +588,37 @@ def _csr_sq_norms(X):
 def _gram(PA, rows, rspan, PB, cols, cspan, same):
     """Inner products ``a_rows[i] . b_cols[j]`` of the working copies as a
     C-ordered float64 array."""
+    from ._jit import threads_for
+    from ._jit.rbf import csr_dense_gram, csr_gram
+
     m, p, d = rows.shape[0], cols.shape[0], PA.n_features
     if m == 0 or p == 0:
         return np.zeros((m, p))
-    densify = min(PA.density, PB.density) >= _DENSIFY_MIN_DENSITY
-    if not (PA.sparse or PB.sparse) or (densify and max(m, p) * d <= _DENSIFY_MAX_ENTRIES):
-        A = PA.dense_rows(rows, rspan)
-        B = A if same else PB.dense_rows(cols, cspan)
-        if m * p * d <= _SERIAL_GEMM_MAX:
-            with serial_blas():
-                return np.ascontiguousarray(A @ B.T)
-        return np.ascontiguousarray(A @ B.T)
-    if PA.sparse and PB.sparse:
-        from ._jit import threads_for
-        from ._jit.rbf import csr_gram
-
+    fits_a = not PA.sparse or m * d <= _DENSIFY_MAX_ENTRIES
+    fits_b = not PB.sparse or p * d <= _DENSIFY_MAX_ENTRIES
+    if PA.sparse and PB.sparse and (
+            min(PA.density, PB.density) < _DENSIFY_MIN_DENSITY or not fits_b):
         XA = PA.X
         bt_ptr, bt_idx, bt_val = PB.transposed_rows(cols, cspan)
         out = np.empty((m, p))
         with threads_for(m * p):
             csr_gram(XA.indptr, XA.indices, XA.data, rows, bt_ptr, bt_idx, bt_val, out)
         return out
-    if PA.sparse:  # sparse rows against dense points
-        return np.ascontiguousarray(PA.X[rows] @ PB.dense_rows(cols, cspan).T)
+    if PA.sparse and fits_b and (PA.density < _CSR_ROWS_MAX_DENSITY or not fits_a):
+        XA = PA.X
+        Bt = np.ascontiguousarray(PB.dense_rows(cols, cspan).T)
+        out = np.empty((m, p))
+        with threads_for(m * p):
+            csr_dense_gram(XA.indptr, XA.indices, XA.data, rows, Bt, out)
+        return out
+    if fits_a and fits_b:
+        A = PA.dense_rows(rows, rspan)
+        B = A if same else PB.dense_rows(cols, cspan)
+        if m * p * d <= _SERIAL_GEMM_MAX:
+            with serial_blas():
+                return np.ascontiguousarray(A @ B.T)
+        return np.ascontiguousarray(A @ B.T)
+    # dense rows against sparse points too large to densify
     return np.ascontiguousarray((PB.X[cols] @ PA.dense_rows(rows, rspan).T).T)
 
 

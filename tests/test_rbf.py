@@ -47,9 +47,17 @@ def as_form(X, form):
     return A
 
 
-@pytest.fixture(params=["densify", "csr-kernel"])
+@pytest.fixture(params=["densify", "csr-rows", "csr-kernel", "no-copies"])
 def sparse_path(request, monkeypatch):
-    """Run the sparse cases through both Gram routes."""
+    """Run the sparse cases through each Gram route: dense copies and BLAS,
+    sparse rows against dense columns, the sparse product, and (no dense
+    copies allowed) scipy's product of sparse and dense points."""
+    if request.param == "no-copies":
+        monkeypatch.setattr(rbf_module, "_DENSIFY_MAX_ENTRIES", 0)
+    if request.param == "densify":
+        monkeypatch.setattr(rbf_module, "_CSR_ROWS_MAX_DENSITY", 0.0)
+    if request.param == "csr-rows":
+        monkeypatch.setattr(rbf_module, "_CSR_ROWS_MAX_DENSITY", 2.0)
     if request.param == "csr-kernel":
         monkeypatch.setattr(rbf_module, "_DENSIFY_MIN_DENSITY", 2.0)
     return request.param
@@ -98,19 +106,17 @@ def test_blocks_equal_explicit_differences(n, d, density, sparse, seed):
     assert K.n_evaluated == rows.size * cols.size
 
 
-def test_csr_kernel_on_real_sparse_data(load_libsvm):
+def test_csr_kernel_on_real_sparse_data(load_libsvm, monkeypatch):
     X, _ = load_libsvm("dna.scale.xz")
     K = sl.RBFKernel(X, 0.04)
     rows = np.arange(0, 2000, 7)
     cols = np.arange(3, 2000, 11)
     want = rbf_kernel(X[rows], X[cols], gamma=0.04)
     np.testing.assert_allclose(K[rows, cols], want, rtol=0, atol=1e-12)
-    rbf_module_density = rbf_module._DENSIFY_MIN_DENSITY
-    try:
-        rbf_module._DENSIFY_MIN_DENSITY = 2.0  # the CSR kernel
+    for name, value in [("_CSR_ROWS_MAX_DENSITY", 0.0),  # dense copies and BLAS
+                        ("_DENSIFY_MIN_DENSITY", 2.0)]:  # the sparse product
+        monkeypatch.setattr(rbf_module, name, value)
         np.testing.assert_allclose(K[rows, cols], want, rtol=0, atol=1e-12)
-    finally:
-        rbf_module._DENSIFY_MIN_DENSITY = rbf_module_density
 
 
 def test_index_forms_and_shapes():
@@ -168,11 +174,10 @@ def test_cross_equals_sklearn(xform, yform, dtype, sparse_path):
         K.cross(np.full((2, 5), np.nan))
 
 
-def test_same_bits_for_one_and_two_threads(monkeypatch):
+def test_same_bits_for_one_and_two_threads(sparse_path):
     X = make_points(300, 20, 0.3, np.float64, seed=7)
     Xs = sp.csr_matrix(X)
     rows = np.random.default_rng(8).integers(0, 300, 200)
-    monkeypatch.setattr(rbf_module, "_DENSIFY_MIN_DENSITY", 2.0)  # the CSR kernel too
     old = numba.get_num_threads()
     results = []
     try:

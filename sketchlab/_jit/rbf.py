@@ -312,6 +312,29 @@ def csr_gram(a_ptr, a_idx, a_val, rows, bt_ptr, bt_idx, bt_val, out):
                 out[a, bt_idx[q]] += v * bt_val[q]
 
 
+@njit(**PJIT)
+def csr_dense_gram(a_ptr, a_idx, a_val, rows, Bt, out):
+    """``out[a, b] = x_{rows[a]} . y_b`` for a CSR matrix x and dense points
+    y given transposed (``Bt``, n_features x p, C-ordered).
+
+    Each nonzero ``(k, v)`` of ``x_{rows[a]}`` adds ``v * Bt[k, :]`` to the
+    output row, a loop over contiguous memory that vectorizes: nnz(x[rows]) p
+    multiply-adds, against len(rows) n_features p for a dense product.  Each
+    output row is summed in the order of x's features.
+    """
+    m = rows.shape[0]
+    p = out.shape[1]
+    for a in prange(m):
+        for b in range(p):
+            out[a, b] = 0.0
+        i = rows[a]
+        for ka in range(a_ptr[i], a_ptr[i + 1]):
+            k = a_idx[ka]
+            v = a_val[ka]
+            for b in range(p):
+                out[a, b] += v * Bt[k, b]
+
+
 @njit(**JIT)
 def csr_rows_transposed(ptr, idx, val, rows, t_ptr, t_idx, t_val):
     """The rows ``rows`` of a CSR matrix, transposed, as CSR arrays over the
