@@ -19,6 +19,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._config import serial_blas
+from ._jit import threads_for
+from ._jit.rbf import (
+    csr_dense_gram,
+    csr_gram,
+    csr_rows_transposed,
+    rbf_exact_csr,
+    rbf_exact_dense,
+    rbf_from_gram,
+)
 from ._validation import as_matrix, check_int, check_positive
 
 __all__ = ["RBFKernel", "PairwiseKernel"]
@@ -567,8 +576,6 @@ class _Points:
                 T = X.tocsc()
                 self._transposed = (T.indptr, T.indices, T.data)
             return self._transposed
-        from ._jit.rbf import csr_rows_transposed
-
         nnz = int(np.sum(X.indptr[ids + 1] - X.indptr[ids]))
         t_ptr = np.zeros(X.shape[1] + 1, dtype=np.int64)
         t_idx = np.empty(nnz, dtype=np.int64)
@@ -588,9 +595,6 @@ def _csr_sq_norms(X):
 def _gram(PA, rows, rspan, PB, cols, cspan, same):
     """Inner products ``a_rows[i] . b_cols[j]`` of the working copies as a
     C-ordered float64 array."""
-    from ._jit import threads_for
-    from ._jit.rbf import csr_dense_gram, csr_gram
-
     m, p, d = rows.shape[0], cols.shape[0], PA.n_features
     if m == 0 or p == 0:
         return np.zeros((m, p))
@@ -635,9 +639,6 @@ def _gamma_parts(gamma, shift):
 def _rbf_block(PA, rows, rspan, PB, cols, cspan, same, ids_a, ids_b, gamma, dtype):
     """``exp(-gamma ||a_rows[i] - b_cols[j]||^2)``: the expansion on the
     working copies, then the marked entries exactly from the points as given."""
-    from ._jit import threads_for
-    from ._jit.rbf import rbf_from_gram
-
     G = _gram(PA, rows, rspan, PB, cols, cspan, same)
     out = G if dtype == np.float64 else np.empty(G.shape, dtype=dtype)
     if G.size == 0:
@@ -657,8 +658,6 @@ def _rbf_block(PA, rows, rspan, PB, cols, cspan, same, ids_a, ids_b, gamma, dtyp
 def _recompute(PA, rows, PB, cols, todo, gamma, out):
     """Write the entries of ``out`` marked -1, in the rows ``todo``, from the
     explicit differences of the points as given."""
-    from ._jit.rbf import rbf_exact_csr, rbf_exact_dense
-
     g_m, g_e = _gamma_parts(gamma, 0)
     A, B = PA.orig, PB.orig
     if not (sp.issparse(A) or sp.issparse(B)):
