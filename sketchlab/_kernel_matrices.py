@@ -23,6 +23,7 @@ from ._jit import threads_for
 from ._jit.rbf import (
     csr_dense_gram,
     csr_gram,
+    csr_row_sq_norms,
     csr_rows_transposed,
     rbf_exact_csr,
     rbf_exact_dense,
@@ -586,9 +587,8 @@ class _Points:
 
 def _csr_sq_norms(X):
     """Squared norms of the rows of a canonical CSR matrix, in float64."""
-    squares = np.append(X.data[:X.nnz] ** 2, 0.0)  # so that every start is an index
-    sq = np.add.reduceat(squares, X.indptr[:-1])
-    sq[X.indptr[1:] == X.indptr[:-1]] = 0.0  # reduceat gives squares[start] there
+    sq = np.empty(X.shape[0])
+    csr_row_sq_norms(X.indptr, X.data, sq)
     return sq
 
 
