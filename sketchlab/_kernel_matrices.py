@@ -323,14 +323,17 @@ class RBFKernel(_KernelOracle):
     ``x_i - x_j`` of the points as given, scaled by a power of two where
     their squares would over- or underflow; the other entries have a
     relative distance error below about ``64 sqrt(d) eps``.  So that few
-    entries need this, dense points far from the origin (the squared norm of
-    their mean above 15/16 of their mean squared norm) are centered on their
-    mean, in a float64 copy made once, and points whose largest coordinate
-    is outside [2**-200, 2**200] are scaled by a power of two (gamma takes
-    its square, kept as mantissa and exponent so that it cannot overflow).
-    Sparse points are never centered (that would densify them).  For any
-    finite input every value lies in [0, 1], and an entry whose row and
-    column are the same point is exactly 1.
+    entries need this, points far from the origin (the squared norm of their
+    mean above 15/16 of their mean squared norm) are centered, in a float64
+    copy made once: on their mean rounded to a power-of-two grid, so that
+    centering is exact for points on a grid (integer features) and an entry
+    does not depend on the block it is computed in.  Sparse points are
+    centered only when their dense copy is no larger than their CSR arrays.
+    Points whose largest coordinate is outside [2**-200, 2**200] are scaled
+    by a power of two (gamma takes its square, kept as mantissa and
+    exponent so that it cannot overflow).  For any finite input every value
+    lies in [0, 1], and an entry whose row and column are the same point is
+    exactly 1.
 
     :meth:`diagonal` returns ones without evaluating anything and does not
     count (k(x, x) = 1 is known); every other entry, diagonal ones inside a
