@@ -57,8 +57,9 @@ _SERIAL_GEMM_MAX = 1 << 26
 # from over- and underflow; gamma takes the square of the scale.  float32
 # points never need it (their squares are formed in float64).
 _SCALE_LOW, _SCALE_HIGH = 2.0**-200, 2.0**200
-# Dense points are centered on their column mean when the mean's squared norm
-# exceeds this fraction of the mean squared norm: the points then lie far from
+# Points (dense, or sparse ones stored as densely) are centered on their
+# (rounded) column mean when the mean's squared norm exceeds this fraction of
+# the mean squared norm: the points then lie far from
 # the origin next to their spread, so that the expansion ||x||^2 + ||y||^2 -
 # 2 x.y of most distances would cancel (and be recomputed exactly, slowly).
 _CENTER_MIN_OFFSET = 15 / 16

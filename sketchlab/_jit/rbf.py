@@ -4,7 +4,8 @@ of selected rows of CSR matrices.
 
 A block ``exp(-gamma ||a_i - b_j||^2)`` is first computed from the expansion
 ``d = s - 2 a_i . b_j`` with ``s = ||a_i||^2 + ||b_j||^2`` and the inner
-products from BLAS (dense) or :func:`csr_gram` (sparse).  The subtraction
+products from BLAS (dense), :func:`csr_dense_gram` (sparse rows against
+dense columns) or :func:`csr_gram` (sparse against sparse).  The subtraction
 cancels when d is small next to s: its rounding error is about
 ``sqrt(n_features) eps s``, which may be all of d (points far from the
 origin, or close to each other).  :func:`rbf_from_gram` marks such entries
