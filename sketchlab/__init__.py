@@ -45,6 +45,7 @@ _LAZY = {
     "gmr_error_ratio": "_residuals",
     "lowrank_residual": "_residuals",
     "RBFKernel": "_kernel_matrices",
+    "PairwiseKernel": "_kernel_matrices",
     "SPSDApproximation": "_spsd",
     "nystrom": "_spsd",
     "fast_spsd": "_spsd",

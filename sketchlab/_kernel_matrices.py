@@ -3,32 +3,66 @@
 :class:`RBFKernel` evaluates ``K_ij = exp(-gamma ||x_i - x_j||^2)`` over the
 rows of a dense or CSR data matrix, block by block, and counts every entry it
 evaluates, so that an algorithm's query cost (Theorem 3 counts the entries of
-K an SPSD approximation observes) can be measured.  A plain square ndarray is
-accepted wherever an oracle is (see :func:`as_kernel`).
+K an SPSD approximation observes) can be measured.  :class:`PairwiseKernel`
+does the same for every kernel scikit-learn's ``pairwise_kernels`` knows (and
+for a callable), so that kernel methods can take sklearn's kernel names and
+parameters; :func:`kernel_oracle` maps those parameters to an oracle.  A
+plain square ndarray is accepted wherever an oracle is (see
+:func:`as_kernel`).
 """
 
+import math
 import numbers
+from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._config import serial_blas
+from ._jit import threads_for
+from ._jit.rbf import (
+    csr_dense_gram,
+    csr_gram,
+    csr_row_sq_norms,
+    csr_rows_transposed,
+    rbf_exact_csr,
+    rbf_exact_dense,
+    rbf_from_gram,
+)
 from ._validation import as_matrix, check_int, check_positive
 
-__all__ = ["RBFKernel"]
+__all__ = ["RBFKernel", "PairwiseKernel"]
 
-# Sparse points go through dense copies of the selected rows (one BLAS
-# product) when X is at least 1/32 dense and each copy holds at most
-# _DENSIFY_MAX_ENTRIES entries; otherwise through the CSR Gram kernel, which
-# never densifies.  Measured single-threaded on a 300 x 300 block: mushrooms
-# (density 0.19) 0.6 ms dense vs 5.2 ms CSR; debian-tfidf (density 0.0016)
-# 492 ms dense vs 34 ms CSR.
+# Inner products of sparse points: when both sides are sparser than
+# _DENSIFY_MIN_DENSITY (or the column points too many to densify), a sparse
+# product (csr_gram); else the column points are densified and sparse rows
+# sparser than _CSR_ROWS_MAX_DENSITY go through csr_dense_gram, denser ones
+# are densified too for one BLAS product (each dense copy at most
+# _DENSIFY_MAX_ENTRIES entries).  CPU time on one thread for 8124 new points
+# against c landmarks of mushrooms (density 0.19), c = 30 / 100 / 300: 5.4 /
+# 9.1 / 21.8 ms densified and BLAS vs 1.8 / 5.6 / 16.1 ms csr_dense_gram;
+# dna (0.25, 2000 points): 1.8 / 4.0 / 8.5 vs 1.4 / 3.4 / 8.2; splice (1.0,
+# 1000 points): 0.55 / 0.87 / 2.3 vs 0.87 / 1.45 / 4.8.  For 2000 points
+# against 300, the sparse product took 13.6 ms on mushrooms (the dense route
+# 11.0), 20.0 on dna (13.6), 33.1 on splice (4.5).
 _DENSIFY_MIN_DENSITY = 1 / 32
+_CSR_ROWS_MAX_DENSITY = 1 / 3
 _DENSIFY_MAX_ENTRIES = 1 << 22
 # Entries of K held at once by row_blocks() by default (32 MB of float64).
 _BLOCK_ENTRIES = 1 << 22
 # Gram products of at most this many multiply-adds run on one BLAS thread.
 _SERIAL_GEMM_MAX = 1 << 26
+# Points whose largest |coordinate| lies outside this range are scaled by a
+# power of two (exactly) so that squared norms and inner products stay far
+# from over- and underflow; gamma takes the square of the scale.  float32
+# points never need it (their squares are formed in float64).
+_SCALE_LOW, _SCALE_HIGH = 2.0**-200, 2.0**200
+# Points (dense, or sparse ones stored as densely) are centered on their
+# (rounded) column mean when the mean's squared norm exceeds this fraction of
+# the mean squared norm: the points then lie far from
+# the origin next to their spread, so that the expansion ||x||^2 + ||y||^2 -
+# 2 x.y of most distances would cancel (and be recomputed exactly, slowly).
+_CENTER_MIN_OFFSET = 15 / 16
 
 def _parse_index(key, n, name):
     """(ids, span, scalar): int64 ids of a key along an axis of length n;
@@ -120,6 +154,22 @@ class _KernelOracle:
     def _block(self, rows, rspan, cols, cspan):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _cross_args(self, Y, cols):
+        """Validate the arguments of ``cross`` and count its entries:
+        ``(Y, cols, cspan)``."""
+        Y = as_matrix(Y, "Y")
+        if Y.shape[1] != self._n_features:
+            raise ValueError(
+                f"Y must have {self._n_features} columns (n_features), got {Y.shape[1]}"
+            )
+        self._check_points(Y, "Y")
+        cols, cspan, _ = _parse_index(slice(None) if cols is None else cols, self._n, "column")
+        self._count += Y.shape[0] * cols.shape[0]
+        return Y, cols, cspan
+
+    def _check_points(self, Y, name):
+        """Checks a kernel makes on its points, beyond :func:`as_matrix`'s."""
+
     def toarray(self):
         """The whole ``n x n`` matrix (counts ``n**2`` entries; small n only)."""
         return self[:, :]
@@ -144,6 +194,13 @@ class _KernelOracle:
         block_rows = check_int(block_rows, "block_rows", 1)
         for i0 in range(0, n, block_rows):
             yield i0, self[i0:min(n, i0 + block_rows), :]
+
+
+def _same_points(rows, rspan, cols, cspan):
+    """Whether a block's rows and columns are the same points (in order)."""
+    if rspan is not None:
+        return rspan == cspan
+    return cspan is None and rows.shape == cols.shape and np.array_equal(rows, cols)
 
 
 class _ArrayKernel(_KernelOracle):
@@ -241,21 +298,43 @@ class RBFKernel(_KernelOracle):
     TypeError
         If X is not numeric.
 
+    See Also
+    --------
+    PairwiseKernel : the same interface for scikit-learn's other kernels.
+
     Notes
     -----
     Indexing accepts, on each axis, an int, a slice, or a 1-D array of ints
     (negative ones wrap) or booleans; ``K[rows]`` means ``K[rows, :]``.
-    A block is ``||x_i||^2 + ||x_j||^2 - 2 x_i . x_j`` (squared norms
-    precomputed in float64, negative rounding clamped to 0) through a Numba
-    kernel parallel over the rows of the block.  The inner products come
-    from one BLAS product of the selected rows (dense X, or sparse X at least
-    1/32 dense, through dense copies of at most 4M entries), else from a
-    Numba kernel on the CSR arrays that never densifies (measured on a
-    300 x 300 block: 8x slower than the dense route on mushrooms, density
-    0.19, and 14x faster on debian-tfidf, density 0.0016).  All arithmetic is
-    in float64.  An entry whose row and column are the same point is exactly
-    1.  Cost per m x p block: O(m p d) (dense route) or
-    O(nnz(X[rows]) + m nnz(X[cols])) (CSR kernel).
+
+    A block is computed from ``||x_i||^2 + ||x_j||^2 - 2 x_i . x_j``
+    (squared norms precomputed in float64) through a Numba kernel parallel
+    over the rows of the block, whose exp is vectorized (range reduction and
+    a polynomial, within 1 ulp of libm's).  The inner products come from one
+    BLAS product of the selected rows (dense X, or sparse X at least 1/32
+    dense, through dense copies of at most 4M entries), else from a Numba
+    sparse product on the CSR arrays that never densifies.  All arithmetic
+    is in float64.  Cost per m x p block: O(m p d) (dense route) or the work
+    of the sparse product plus O(d) (CSR route).
+
+    That expansion cancels when a distance is small next to the norms (points
+    far from the origin, or close to each other).  Every entry whose
+    expanded distance is at most 1/64 of ``||x_i||^2 + ||x_j||^2`` (or whose
+    norms over- or underflow) is recomputed from the explicit differences
+    ``x_i - x_j`` of the points as given, scaled by a power of two where
+    their squares would over- or underflow; the other entries have a
+    relative distance error below about ``64 sqrt(d) eps``.  So that few
+    entries need this, points far from the origin (the squared norm of their
+    mean above 15/16 of their mean squared norm) are centered, in a float64
+    copy made once: on their mean rounded to a power-of-two grid, so that
+    centering is exact for points on a grid (integer features) and an entry
+    does not depend on the block it is computed in.  Sparse points are
+    centered only when their dense copy is no larger than their CSR arrays.
+    Points whose largest coordinate is outside [2**-200, 2**200] are scaled
+    by a power of two (gamma takes its square, kept as mantissa and
+    exponent so that it cannot overflow).  For any finite input every value
+    lies in [0, 1], and an entry whose row and column are the same point is
+    exactly 1.
 
     :meth:`diagonal` returns ones without evaluating anything and does not
     count (k(x, x) = 1 is known); every other entry, diagonal ones inside a
@@ -271,16 +350,27 @@ class RBFKernel(_KernelOracle):
            [1.        , 0.082085  ]])
     >>> K.n_evaluated
     4
+
+    Far from the origin, where ``||x||^2 + ||y||^2 - 2 x.y`` cancels:
+
+    >>> K = sketchlab.RBFKernel([[1e9], [1e9 + 0.5], [1e9 + 1.0]], gamma=1.0)
+    >>> K[0, 1:]
+    array([0.77880078, 0.36787944])
     """
 
     def __init__(self, X, gamma):
         gamma = check_positive(gamma, "gamma")
         X = as_matrix(X, "X")
+        self._setup(X, gamma)
+
+    def _setup(self, X, gamma):
+        """The body of ``__init__`` for a validated X and gamma."""
         n, d = X.shape
         if n == 0 or d == 0:
             raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
         super().__init__(n, X.dtype)
         self._gamma = gamma
+        self._n_features = d
         self._points = _Points(X)
 
     @property
@@ -289,10 +379,10 @@ class RBFKernel(_KernelOracle):
 
     @property
     def n_features(self):
-        return self._points.n_features
+        return self._n_features
 
     def __repr__(self):
-        kind = "sparse" if self._points.sparse else "dense"
+        kind = "sparse" if sp.issparse(self._points.orig) else "dense"
         return (
             f"RBFKernel(<{kind} {self._n}x{self.n_features} {self._dtype}>, "
             f"gamma={self._gamma!r})"
@@ -304,12 +394,8 @@ class RBFKernel(_KernelOracle):
 
     def _block(self, rows, rspan, cols, cspan):
         P = self._points
-        same = rspan == cspan if rspan is not None else (
-            cspan is None and rows.shape == cols.shape and np.array_equal(rows, cols)
-        )
-        G = _gram(P, rows, rspan, P, cols, cspan, same)
-        return _finish(G, P.sq_norms(rows, rspan), P.sq_norms(cols, cspan), rows, cols,
-                       self._gamma, self._dtype)
+        return _rbf_block(P, rows, rspan, P, cols, cspan, _same_points(rows, rspan, cols, cspan),
+                          rows, cols, self._gamma, self._dtype)
 
     def cross(self, Y, cols=None):
         """Kernel values between new points and the oracle's points.
@@ -338,88 +424,675 @@ class RBFKernel(_KernelOracle):
         >>> K.cross(np.zeros((1, 2)))
         array([[0.36787944, 0.36787944]])
         """
-        Y = as_matrix(Y, "Y")
-        if Y.shape[1] != self.n_features:
-            raise ValueError(
-                f"Y must have {self.n_features} columns (n_features), got {Y.shape[1]}"
-            )
-        cols, cspan, _ = _parse_index(slice(None) if cols is None else cols, self._n, "column")
+        return self._cross(*self._cross_args(Y, cols))
+
+    def _cross(self, Y, cols, cspan):
+        P = self._points
+        if P.center is not None and not _can_center(Y):
+            # Centering Y would densify it: compare it with the oracle's
+            # points uncentered (the exact recomputation covers cancellation).
+            sub = P.orig[cspan[0]:cspan[1]] if cspan is not None else P.orig[cols]
+            P = _Points(sub, shift=P.shift)
+            cols = np.arange(sub.shape[0], dtype=np.int64)
+            cspan = (0, sub.shape[0])
         m = Y.shape[0]
-        self._count += m * cols.shape[0]
-        Q = _Points(Y)
         rows = np.arange(m, dtype=np.int64)
-        G = _gram(Q, rows, (0, m), self._points, cols, cspan, False)
         dtype = np.result_type(self._dtype, Y.dtype)
-        return _finish(G, Q.sq_norms(rows, (0, m)), self._points.sq_norms(cols, cspan),
-                       np.full(m, -1, dtype=np.int64), cols, self._gamma, dtype)
+        Q = _Points(Y, shift=P.shift, center=P.center)
+        # New points far outside the oracle's scale give inf norms and
+        # inf * 0 in the Gram product; the entries they touch are marked and
+        # recomputed.  (The oracle's own points, scaled into [2**-200,
+        # 2**200], cannot.)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _rbf_block(Q, rows, (0, m), P, cols, cspan, False,
+                              np.full(m, -1, dtype=np.int64), cols, self._gamma, dtype)
+
+
+def _shift_of(largest):
+    """Exponent of the power of two that scales points whose largest
+    |coordinate| is ``largest`` into [0.5, 1), or 0 when they need none."""
+    if largest == 0.0 or _SCALE_LOW <= largest <= _SCALE_HIGH:
+        return 0
+    return math.frexp(largest)[1]
+
+
+def _center_if_it_pays(X, mean, sq_norms):
+    """A center for the points X (dense or CSR) when they lie far from the
+    origin next to their spread (see _CENTER_MIN_OFFSET), else None.
+
+    The center is the column mean rounded to a power-of-two grid of about
+    2**-12 of each column's range (no finer than the spacing of its largest
+    value): off the mean by a negligible amount, and coarse enough that
+    ``x - center`` is exact for points on a grid (integer features, fixed
+    point), whose Gram products then stay exact, so that an entry does not
+    depend on the block it is computed in.
+    """
+    if not float(mean @ mean) > _CENTER_MIN_OFFSET * float(sq_norms.mean()):
+        return None
+    high = np.asarray(X.max(axis=0).toarray() if sp.issparse(X) else X.max(axis=0),
+                      dtype=np.float64).ravel()
+    low = np.asarray(X.min(axis=0).toarray() if sp.issparse(X) else X.min(axis=0),
+                     dtype=np.float64).ravel()
+    step = np.maximum((high - low) * 2.0**-12, np.spacing(np.maximum(np.abs(high), np.abs(low))))
+    step = np.ldexp(0.5, np.frexp(step)[1])  # the power of two at or below
+    return np.round(mean / step) * step
+
+
+def _largest(values):
+    return max(float(values.max()), -float(values.min())) if values.size else 0.0
+
+
+def _can_center(X):
+    """Whether points may be centered: dense ones, and sparse ones whose
+    dense copy is no larger than their CSR arrays (centering densifies)."""
+    if not sp.issparse(X):
+        return True
+    return X.shape[0] * X.shape[1] * 8 <= X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
 
 
 class _Points:
-    """Rows of a data matrix: dense C-ordered (float32/float64) or canonical
-    CSR with float64 values, and their squared norms in float64."""
+    """Rows of a data matrix as the kernels read them.
 
-    def __init__(self, X):
-        if sp.issparse(X):
+    ``orig`` holds the points as given (dense C-ordered float32/float64, or
+    canonical CSR with float64 values): the exact recomputation reads these.
+    ``X`` is the working copy the Gram products use, with its squared norms
+    in float64: ``orig`` itself, or ``orig * 2**-shift - center``: a dense
+    float64 copy when centered, else (sparse points only scaled) a CSR
+    matrix sharing the index arrays.  With ``shift=None`` the transform is
+    chosen for these points; otherwise the given one (another side's) is
+    applied, so that both sides of a block are in the same frame; a center
+    is given only for points that :func:`_can_center`.
+    """
+
+    def __init__(self, X, shift=None, center=None):
+        # The squared norms that choose the scale may overflow (that is how
+        # points beyond it show), and new points may over- or underflow in
+        # another side's frame: those entries are marked and recomputed.
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            self._setup(X, shift, center)
+
+    def _setup(self, X, shift, center):
+        choose = shift is None
+        sparse = sp.issparse(X)
+        if sparse:
             X = X.tocsr()
             if not X.has_canonical_format:
                 X = X.copy()
                 X.sum_duplicates()
             if X.dtype != np.float64:
                 X = X.astype(np.float64)
-            self.sparse = True
-            self.density = X.nnz / max(1, X.shape[0] * X.shape[1])
-            self._sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
         else:
             X = np.ascontiguousarray(X)
-            self.sparse = False
-            self.density = 1.0
-            self._sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+        self.orig = X
+        sq = _csr_sq_norms(X) if sparse else np.einsum("ij,ij->i", X, X, dtype=np.float64)
+        if choose:
+            # squared norms in [2**-350, 2**350] put the largest |coordinate|
+            # in [2**-200, 2**200] (up to 2**50 features): no scale needed
+            top = float(sq.max())
+            in_range = 2.0**-350 <= top <= 2.0**350
+            shift = 0 if in_range else _shift_of(_largest(X.data if sparse else X))
+        self.shift = shift
+        if shift:
+            if sparse:
+                X = sp.csr_matrix((np.ldexp(X.data, -shift), X.indices, X.indptr), shape=X.shape)
+                sq = _csr_sq_norms(X)
+            else:
+                X = np.ldexp(X, -shift, dtype=np.float64)
+                sq = np.einsum("ij,ij->i", X, X)
+        if choose and _can_center(X):
+            mean = (np.asarray(X.sum(axis=0), dtype=np.float64).ravel() / X.shape[0] if sparse
+                    else X.mean(axis=0, dtype=np.float64))
+            center = _center_if_it_pays(X, mean, sq)
+        if center is not None and sparse:
+            X = X.toarray()
+        if center is not None:
+            if X is self.orig or X.dtype != np.float64:
+                X = X - center
+            else:
+                X -= center
+            sq = np.einsum("ij,ij->i", X, X)
         self.X = X
+        self._sq = sq
+        self.center = center
+        self.sparse = sp.issparse(X)
+        self.density = X.nnz / max(1, X.shape[0] * X.shape[1]) if self.sparse else 1.0
         self.n_features = X.shape[1]
+        self._transposed = None
 
     def sq_norms(self, ids, span):
         return self._sq[span[0]:span[1]] if span is not None else self._sq[ids]
 
     def dense_rows(self, ids, span):
-        """Selected rows as a float64 array (a view when possible)."""
+        """Selected rows of the working copy as a float64 array (a view when
+        possible)."""
         X = self.X
         R = X[span[0]:span[1]] if span is not None else X[ids]
         if self.sparse:
             return R.toarray()
         return np.asarray(R, dtype=np.float64)
 
+    def transposed_rows(self, ids, span):
+        """The selected rows of the sparse working copy, transposed, as CSR
+        arrays ``(indptr, indices, data)`` over the features; that of all
+        rows is kept, since row_blocks asks for it again and again."""
+        X = self.X
+        if span is not None and span == (0, X.shape[0]):
+            if self._transposed is None:
+                T = X.tocsc()
+                self._transposed = (T.indptr, T.indices, T.data)
+            return self._transposed
+        nnz = int(np.sum(X.indptr[ids + 1] - X.indptr[ids]))
+        t_ptr = np.zeros(X.shape[1] + 1, dtype=np.int64)
+        t_idx = np.empty(nnz, dtype=np.int64)
+        t_val = np.empty(nnz)
+        csr_rows_transposed(X.indptr, X.indices, X.data, ids, t_ptr, t_idx, t_val)
+        return t_ptr, t_idx, t_val
+
+
+def _csr_sq_norms(X):
+    """Squared norms of the rows of a canonical CSR matrix, in float64."""
+    sq = np.empty(X.shape[0])
+    csr_row_sq_norms(X.indptr, X.data, sq)
+    return sq
+
 
 def _gram(PA, rows, rspan, PB, cols, cspan, same):
-    """Inner products ``a_rows[i] . b_cols[j]`` as a C-ordered float64 array."""
+    """Inner products ``a_rows[i] . b_cols[j]`` of the working copies as a
+    C-ordered float64 array."""
     m, p, d = rows.shape[0], cols.shape[0], PA.n_features
     if m == 0 or p == 0:
         return np.zeros((m, p))
-    densify = min(PA.density, PB.density) >= _DENSIFY_MIN_DENSITY
-    if not (PA.sparse or PB.sparse) or (densify and max(m, p) * d <= _DENSIFY_MAX_ENTRIES):
+    fits_a = not PA.sparse or m * d <= _DENSIFY_MAX_ENTRIES
+    fits_b = not PB.sparse or p * d <= _DENSIFY_MAX_ENTRIES
+    if PA.sparse and PB.sparse and (
+            min(PA.density, PB.density) < _DENSIFY_MIN_DENSITY or not fits_b):
+        XA = PA.X
+        bt_ptr, bt_idx, bt_val = PB.transposed_rows(cols, cspan)
+        out = np.empty((m, p))
+        with threads_for(m * p):
+            csr_gram(XA.indptr, XA.indices, XA.data, rows, bt_ptr, bt_idx, bt_val, out)
+        return out
+    if PA.sparse and fits_b and (PA.density < _CSR_ROWS_MAX_DENSITY or not fits_a):
+        XA = PA.X
+        Bt = np.ascontiguousarray(PB.dense_rows(cols, cspan).T)
+        out = np.empty((m, p))
+        with threads_for(m * p):
+            csr_dense_gram(XA.indptr, XA.indices, XA.data, rows, Bt, out)
+        return out
+    if fits_a and fits_b:
         A = PA.dense_rows(rows, rspan)
         B = A if same else PB.dense_rows(cols, cspan)
         if m * p * d <= _SERIAL_GEMM_MAX:
             with serial_blas():
                 return np.ascontiguousarray(A @ B.T)
         return np.ascontiguousarray(A @ B.T)
-    if PA.sparse and PB.sparse:
-        from ._jit.rbf import csr_gram
-
-        XA, XB = PA.X, PB.X
-        out = np.empty((m, p))
-        csr_gram(XA.indptr, XA.indices, XA.data, rows, XB.indptr, XB.indices, XB.data,
-                 cols, d, out)
-        return out
-    if PA.sparse:  # sparse rows against dense points
-        return np.ascontiguousarray(PA.X[rows] @ PB.dense_rows(cols, cspan).T)
+    # dense rows against sparse points too large to densify
     return np.ascontiguousarray((PB.X[cols] @ PA.dense_rows(rows, rspan).T).T)
 
 
-def _finish(G, sq_a, sq_b, ids_a, ids_b, gamma, dtype):
-    from ._jit.rbf import rbf_from_gram
+def _gamma_parts(gamma, shift):
+    """``(g_m, g_e)`` with ``gamma * 4**shift == g_m * 2**g_e``; ``g_e == 0``
+    when that product is a normal float (then ``g_m`` is it)."""
+    mantissa, exponent = math.frexp(gamma)
+    exponent += 2 * shift
+    if -1021 <= exponent <= 1024:
+        return math.ldexp(mantissa, exponent), 0
+    return mantissa, exponent
 
+
+def _rbf_block(PA, rows, rspan, PB, cols, cspan, same, ids_a, ids_b, gamma, dtype):
+    """``exp(-gamma ||a_rows[i] - b_cols[j]||^2)``: the expansion on the
+    working copies, then the marked entries exactly from the points as given."""
+    G = _gram(PA, rows, rspan, PB, cols, cspan, same)
     out = G if dtype == np.float64 else np.empty(G.shape, dtype=dtype)
-    if G.size:
-        rbf_from_gram(G, np.ascontiguousarray(sq_a), np.ascontiguousarray(sq_b),
-                      ids_a, ids_b, gamma, out)
+    if G.size == 0:
+        return out
+    flagged = np.empty(G.shape[0], dtype=np.int64)
+    g_m, g_e = _gamma_parts(gamma, PA.shift)
+    with threads_for(G.size):
+        rbf_from_gram(G, np.ascontiguousarray(PA.sq_norms(rows, rspan)),
+                      np.ascontiguousarray(PB.sq_norms(cols, cspan)), ids_a, ids_b,
+                      g_m, g_e, out, flagged)
+    todo = np.flatnonzero(flagged)
+    if todo.size:
+        _recompute(PA, rows, PB, cols, todo, gamma, out)
     return out
+
+
+def _recompute(PA, rows, PB, cols, todo, gamma, out):
+    """Write the entries of ``out`` marked -1, in the rows ``todo``, from the
+    explicit differences of the points as given."""
+    g_m, g_e = _gamma_parts(gamma, 0)
+    A, B = PA.orig, PB.orig
+    if not (sp.issparse(A) or sp.issparse(B)):
+        rbf_exact_dense(A, rows, B, cols, todo, g_m, g_e, out)
+        return
+    if not sp.issparse(A):  # the marked rows only, as CSR
+        A = sp.csr_matrix(A[rows[todo]])
+        rows = np.zeros(rows.shape[0], dtype=np.int64)
+        rows[todo] = np.arange(todo.size)
+    if not sp.issparse(B):
+        B = sp.csr_matrix(B[cols])
+        cols = np.arange(cols.shape[0], dtype=np.int64)
+    rbf_exact_csr(A.indptr, A.indices, A.data, rows, B.indptr, B.indices, B.data, cols,
+                  todo, g_m, g_e, out)
+
+
+# The kernels of sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS and the
+# parameters each takes (sklearn's KERNEL_PARAMS; a test checks they agree).
+_KERNEL_PARAMS = {
+    "additive_chi2": (),
+    "chi2": ("gamma",),
+    "cosine": (),
+    "linear": (),
+    "poly": ("gamma", "degree", "coef0"),
+    "polynomial": ("gamma", "degree", "coef0"),
+    "rbf": ("gamma",),
+    "laplacian": ("gamma",),
+    "sigmoid": ("gamma", "coef0"),
+}
+# sklearn's laplacian_kernel and chi2_kernel reject gamma = 0.
+_GAMMA_POSITIVE = frozenset(["laplacian", "chi2"])
+# sklearn's chi2 kernels take only dense, non-negative points.
+_CHI2 = frozenset(["chi2", "additive_chi2"])
+
+
+def _check_real(value, name, low=None, strict=False):
+    """``value`` as a finite float (``>= low``, or ``> low`` when strict)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    fvalue = float(value)
+    bad_low = low is not None and (fvalue < low or (strict and fvalue == low))
+    if not math.isfinite(fvalue) or bad_low:
+        bound = "" if low is None else f" {'>' if strict else '>='} {low:g}"
+        raise ValueError(f"{name} must be a finite number{bound}, got {value!r}")
+    return fvalue
+
+
+def _kernel_spec(kernel, gamma, degree, coef0, kernel_params):
+    """Validated ``(kernel, params)``: the kernel name or callable and the
+    keyword arguments of ``pairwise_kernels`` for it, with sklearn's defaults
+    filled in for the named kernels (gamma 1.0 for chi2; degree 3; coef0 1),
+    except a default gamma of 1 / n_features, which is left None."""
+    if kernel_params is None:
+        extra = {}
+    elif isinstance(kernel_params, Mapping):
+        extra = dict(kernel_params)
+        for key in extra:
+            if not isinstance(key, str):
+                raise TypeError(f"kernel_params keys must be strings, got {key!r}")
+    else:
+        raise TypeError(f"kernel_params must be a dict or None, got {type(kernel_params).__name__}")
+    if callable(kernel):
+        for name, value in (("gamma", gamma), ("degree", degree), ("coef0", coef0)):
+            if value is not None:
+                raise ValueError(
+                    f"{name} applies to the named kernels only; pass the parameters of a "
+                    f"callable kernel in kernel_params, got {name}={value!r}"
+                )
+        return kernel, extra
+    names = sorted(_KERNEL_PARAMS)
+    if not isinstance(kernel, str):
+        raise TypeError(f"kernel must be one of {names} or a callable, got {kernel!r}")
+    if kernel == "precomputed":
+        raise ValueError(
+            "kernel='precomputed' has no points to evaluate; pass the precomputed kernel "
+            "matrix itself where a kernel oracle is taken (a square ndarray is accepted)"
+        )
+    if kernel not in _KERNEL_PARAMS:
+        raise ValueError(f"kernel must be one of {names} or a callable, got {kernel!r}")
+    takes = _KERNEL_PARAMS[kernel]
+    unknown = sorted(set(extra) - set(takes))
+    if unknown:
+        raise ValueError(
+            f"kernel_params has {unknown[0]!r}, which the {kernel!r} kernel does not take "
+            f"(it takes {list(takes) if takes else 'no parameters'})"
+        )
+    # as sklearn's Nystroem: explicit arguments win over kernel_params, and a
+    # kernel ignores those it does not take
+    for name, value in (("gamma", gamma), ("degree", degree), ("coef0", coef0)):
+        if value is not None and name in takes:
+            extra[name] = value
+    params = {}
+    if "gamma" in takes:
+        value = extra.get("gamma")
+        if value is None and kernel == "chi2":
+            value = 1.0
+        params["gamma"] = None if value is None else _check_real(
+            value, "gamma", 0.0, strict=kernel in _GAMMA_POSITIVE)
+    if "degree" in takes:
+        value = extra.get("degree")
+        params["degree"] = _check_real(3 if value is None else value, "degree", 1.0)
+    if "coef0" in takes:
+        value = extra.get("coef0")
+        params["coef0"] = _check_real(1 if value is None else value, "coef0")
+    return kernel, params
+
+
+def _pairwise_kernels():
+    """sklearn's ``pairwise_kernels``, imported on first use."""
+    try:
+        from sklearn.metrics.pairwise import pairwise_kernels
+    except ImportError as exc:
+        raise ImportError(
+            "PairwiseKernel evaluates this kernel with scikit-learn, which is not "
+            "installed; install it with: pip install 'sketchlab[sklearn]'"
+        ) from exc
+    return pairwise_kernels
+
+
+
+
+class PairwiseKernel(_KernelOracle):
+    """Any kernel of scikit-learn's ``pairwise_kernels`` as an oracle.
+
+    The oracle interface of :class:`RBFKernel` (``K[rows, cols]`` blocks
+    that evaluate and count exactly the entries asked for, :meth:`cross`,
+    :meth:`diagonal`, :meth:`row_blocks`, :attr:`n_evaluated`) for the
+    kernels sklearn's ``Nystroem`` takes, with sklearn's parameter names,
+    meanings and defaults, so that the SPSD approximations accept them.
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix of shape (n, d)
+        The points, one per row, dense or sparse; float32 is kept (blocks
+        are float32), other real dtypes become float64.  NaN and Inf are
+        rejected; the chi2 kernels need non-negative points.
+    kernel : str or callable, default="rbf"
+        One of "rbf", "laplacian", "polynomial" (or "poly"), "sigmoid",
+        "linear", "cosine", "chi2", "additive_chi2" (the keys of
+        ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS``), or a
+        callable ``k(x, y, **kernel_params)`` on two rows that returns a
+        number (as sklearn calls it: one Python call per entry, slow).
+    gamma : float, optional
+        For rbf, laplacian, polynomial, sigmoid (default 1 / d) and chi2
+        (default 1.0); >= 0, and > 0 for laplacian and chi2.
+    degree : float, optional
+        For polynomial, >= 1 (default 3).
+    coef0 : float, optional
+        For polynomial and sigmoid (default 1).
+    kernel_params : dict, optional
+        Further parameters: for a named kernel, those it takes (gamma,
+        degree, coef0; the explicit arguments win); for a callable, its
+        keyword arguments.
+
+    Attributes
+    ----------
+    shape : (int, int)
+    dtype : numpy.dtype
+        float32 for float32 X, else float64.
+    kernel : str or callable
+    params : dict
+        The keyword arguments the kernel is evaluated with, defaults filled
+        in (e.g. ``{"gamma": 0.25}`` for rbf on 4 features).
+    n_features : int
+    n_evaluated : int
+
+    Raises
+    ------
+    ValueError
+        If kernel is not a known name, a parameter is out of range,
+        kernel_params holds a parameter the kernel does not take, gamma,
+        degree or coef0 is given with a callable kernel, X is empty, holds
+        NaN/Inf, or is negative for a chi2 kernel.
+    TypeError
+        If kernel is neither a string nor a callable, a parameter is not a
+        number, or X is not numeric.
+    ImportError
+        For a kernel other than rbf (or rbf with gamma = 0) when
+        scikit-learn is not installed (``pip install 'sketchlab[sklearn]'``).
+
+    See Also
+    --------
+    RBFKernel : the RBF oracle that "rbf" uses.
+    kernel_oracle : the oracle for sklearn-style kernel parameters.
+
+    Notes
+    -----
+    "rbf" (with gamma > 0) is evaluated by :class:`RBFKernel`, with the same
+    numbers (and its guard against cancellation); every other kernel by
+    ``sklearn.metrics.pairwise.pairwise_kernels`` on the selected rows, in
+    float64 (float32 blocks are rounded from float64 values).  The chi2
+    kernels take sparse X here too: the selected rows are densified in
+    tiles of at most 4M entries.  A block costs what sklearn's kernel costs
+    on those rows: O(m p d) for m x p.
+
+    :meth:`diagonal` is known without evaluation for rbf, laplacian and chi2
+    (ones) and additive_chi2 (zeros), and then not counted; for the other
+    kernels it is computed (from the squared norms, or by calling a
+    callable kernel on each point) and counts n entries.
+
+    Examples
+    --------
+    >>> import numpy as np, sketchlab
+    >>> X = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+    >>> K = sketchlab.PairwiseKernel(X, "polynomial", degree=2)
+    >>> K.params
+    {'gamma': 0.5, 'degree': 2.0, 'coef0': 1.0}
+    >>> K[:2, :]
+    array([[2.25, 2.25, 1.  ],
+           [2.25, 4.  , 4.  ]])
+    >>> K.n_evaluated
+    6
+    >>> K.cross(np.array([[0.0, 1.0]]), cols=[1, 2])
+    array([[2.25, 4.  ]])
+    """
+
+    def __init__(self, X, kernel="rbf", *, gamma=None, degree=None, coef0=None,
+                 kernel_params=None):
+        kernel, params = _kernel_spec(kernel, gamma, degree, coef0, kernel_params)
+        X = as_matrix(X, "X")
+        n, d = X.shape
+        if n == 0 or d == 0:
+            raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
+        if params.get("gamma", 0.0) is None:
+            params["gamma"] = 1.0 / d
+        super().__init__(n, X.dtype)
+        self._kernel = kernel
+        self._params = params
+        self._n_features = d
+        self._rbf = None
+        if kernel == "rbf" and params["gamma"] > 0:
+            self._rbf = RBFKernel.__new__(RBFKernel)
+            self._rbf._setup(X, params["gamma"])
+            return
+        self._pairwise = _pairwise_kernels()
+        self._check_points(X, "X")
+        if sp.issparse(X):
+            X = X.tocsr()
+            if not X.has_canonical_format:  # duplicates summed, for the diagonal
+                X = X.copy()
+                X.sum_duplicates()
+        self._X = X
+
+    def _check_points(self, X, name):
+        if self._kernel in _CHI2:
+            values = X.data if sp.issparse(X) else X
+            low = float(values.min()) if values.size else 0.0
+            if low < 0:
+                raise ValueError(f"{name} must be non-negative for the {self._kernel!r} "
+                                 f"kernel, got a minimum of {low!r}")
+
+    @property
+    def kernel(self):
+        return self._kernel
+
+    @property
+    def params(self):
+        return dict(self._params)
+
+    @property
+    def n_features(self):
+        return self._n_features
+
+    def __repr__(self):
+        points = self._rbf._points.orig if self._rbf is not None else self._X
+        kind = "sparse" if sp.issparse(points) else "dense"
+        kernel = self._kernel
+        name = repr(kernel) if isinstance(kernel, str) else getattr(kernel, "__name__", kernel)
+        args = "".join(f", {k}={v!r}" for k, v in self._params.items())
+        return (f"PairwiseKernel(<{kind} {self._n}x{self._n_features} {self._dtype}>, "
+                f"{name}{args})")
+
+    def diagonal(self):
+        """The diagonal of K.
+
+        Known without evaluation, and not counted, for rbf, laplacian and
+        chi2 (ones) and additive_chi2 (zeros); otherwise computed and counted
+        (n entries).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        kernel = self._kernel
+        if kernel in ("rbf", "laplacian", "chi2"):
+            return np.ones(self._n, dtype=self._dtype)
+        if kernel == "additive_chi2":
+            return np.zeros(self._n, dtype=self._dtype)
+        self._count += self._n
+        X = self._X
+        if callable(kernel):
+            out = np.empty(self._n)
+            for i in range(self._n):
+                row = _float64_rows(X[i:i + 1])
+                out[i] = self._pairwise(row, None, metric=kernel, **self._params)[0, 0]
+            return out.astype(self._dtype, copy=False)
+        sq = _csr_sq_norms(X) if sp.issparse(X) else np.einsum("ij,ij->i", X, X,
+                                                                  dtype=np.float64)
+        p = self._params
+        if kernel == "linear":
+            out = sq
+        elif kernel in ("poly", "polynomial"):
+            out = (p["gamma"] * sq + p["coef0"]) ** p["degree"]
+        elif kernel == "sigmoid":
+            out = np.tanh(p["gamma"] * sq + p["coef0"])
+        else:  # cosine: sklearn normalizes the rows; a zero row stays zero
+            out = (sq > 0).astype(np.float64)
+        return out.astype(self._dtype, copy=False)
+
+    def _block(self, rows, rspan, cols, cspan):
+        if self._rbf is not None:
+            return self._rbf._block(rows, rspan, cols, cspan)
+        return self._evaluate(self._X, rows, rspan, self._X, cols, cspan,
+                              _same_points(rows, rspan, cols, cspan), self._dtype)
+
+    def cross(self, Y, cols=None):
+        """Kernel values between new points and the oracle's points.
+
+        Parameters
+        ----------
+        Y : array_like or scipy.sparse matrix of shape (m, d)
+        cols : int array or slice, optional
+            Which points of X (default all).
+
+        Returns
+        -------
+        ndarray of shape (m, len(cols))
+            ``k(y_a, x_cols[b])``; float32 when both Y and X are float32.
+            Counted in :attr:`n_evaluated`.
+
+        Raises
+        ------
+        ValueError
+            If Y does not have ``n_features`` columns, holds NaN/Inf, or is
+            negative for a chi2 kernel.
+
+        Examples
+        --------
+        >>> import numpy as np, sketchlab
+        >>> K = sketchlab.PairwiseKernel(np.eye(2), "laplacian", gamma=1.0)
+        >>> K.cross(np.zeros((1, 2)))
+        array([[0.36787944, 0.36787944]])
+        """
+        Y, cols, cspan = self._cross_args(Y, cols)
+        if self._rbf is not None:
+            return self._rbf._cross(Y, cols, cspan)
+        if sp.issparse(Y):
+            Y = Y.tocsr()
+        m = Y.shape[0]
+        dtype = np.result_type(self._dtype, Y.dtype)
+        return self._evaluate(Y, np.arange(m, dtype=np.int64), (0, m), self._X, cols, cspan,
+                              False, dtype)
+
+    def _evaluate(self, A, rows, rspan, B, cols, cspan, same, dtype):
+        """``k(a_rows[i], b_cols[j])`` through sklearn, in float64, as a
+        C-ordered array of ``dtype``."""
+        m, p = rows.shape[0], cols.shape[0]
+        out = np.empty((m, p), dtype=dtype)
+        if m == 0 or p == 0:
+            return out
+        kernel, params = self._kernel, self._params
+        if kernel in _CHI2 and (sp.issparse(A) or sp.issparse(B)):
+            # sklearn's chi2 kernels take dense points only: densify in tiles
+            step = max(1, _DENSIFY_MAX_ENTRIES // self._n_features)
+            for i0 in range(0, m, step):
+                R = _dense_float64(A[rows[i0:i0 + step]])
+                for j0 in range(0, p, step):
+                    C = _dense_float64(B[cols[j0:j0 + step]])
+                    out[i0:i0 + step, j0:j0 + step] = self._pairwise(R, C, metric=kernel,
+                                                                     **params)
+            return out
+        R = _float64_rows(A[rspan[0]:rspan[1]] if rspan is not None else A[rows])
+        C = None if same else _float64_rows(B[cspan[0]:cspan[1]] if cspan is not None
+                                            else B[cols])
+        out[...] = self._pairwise(R, C, metric=kernel, **params)
+        return out
+
+
+def _float64_rows(R):
+    """Rows for sklearn in float64: a dense array, or a CSR matrix."""
+    if sp.issparse(R):
+        return R.astype(np.float64) if R.dtype != np.float64 else R
+    return np.asarray(R, dtype=np.float64)
+
+
+def _dense_float64(R):
+    return R.toarray().astype(np.float64, copy=False) if sp.issparse(R) else (
+        np.asarray(R, dtype=np.float64))
+
+
+def kernel_oracle(X, kernel="rbf", *, gamma=None, degree=None, coef0=None, kernel_params=None):
+    """The kernel oracle for sklearn-style kernel parameters.
+
+    Maps the kernel parameters of ``sklearn.kernel_approximation.Nystroem``
+    (same names, meanings and defaults) to an oracle over the rows of X: an
+    :class:`RBFKernel` for "rbf" (gamma > 0; None means 1 / n_features),
+    else a :class:`PairwiseKernel`.  Both have the same interface
+    (``K[rows, cols]``, ``cross``, ``diagonal``, ``n_evaluated``).
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix of shape (n, d)
+    kernel, gamma, degree, coef0, kernel_params
+        As for :class:`PairwiseKernel`.
+
+    Returns
+    -------
+    RBFKernel or PairwiseKernel
+
+    Raises
+    ------
+    ValueError, TypeError, ImportError
+        As :class:`PairwiseKernel`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sketchlab._kernel_matrices import kernel_oracle
+    >>> kernel_oracle(np.ones((5, 4)))
+    RBFKernel(<dense 5x4 float64>, gamma=0.25)
+    >>> kernel_oracle(np.ones((5, 4)), "sigmoid", coef0=0.0)
+    PairwiseKernel(<dense 5x4 float64>, 'sigmoid', gamma=0.25, coef0=0.0)
+    """
+    if isinstance(kernel, str) and kernel == "rbf":
+        _, params = _kernel_spec(kernel, gamma, degree, coef0, kernel_params)
+        if params["gamma"] is None or params["gamma"] > 0:
+            X = as_matrix(X, "X")
+            if X.shape[1] > 0 and params["gamma"] is None:
+                params["gamma"] = 1.0 / X.shape[1]
+            oracle = RBFKernel.__new__(RBFKernel)
+            oracle._setup(X, params["gamma"])
+            return oracle
+    return PairwiseKernel(X, kernel, gamma=gamma, degree=degree, coef0=coef0,
+                          kernel_params=kernel_params)
