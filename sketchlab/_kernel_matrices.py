@@ -665,7 +665,8 @@ def _recompute(PA, rows, PB, cols, todo, gamma, out):
     g_m, g_e = _gamma_parts(gamma, 0)
     A, B = PA.orig, PB.orig
     if not (sp.issparse(A) or sp.issparse(B)):
-        rbf_exact_dense(A, rows, B, cols, todo, g_m, g_e, out)
+        with threads_for(todo.size * cols.shape[0]):
+            rbf_exact_dense(A, rows, B, cols, todo, g_m, g_e, out)
         return
     if not sp.issparse(A):  # the marked rows only, as CSR
         A = sp.csr_matrix(A[rows[todo]])
@@ -674,8 +675,9 @@ def _recompute(PA, rows, PB, cols, todo, gamma, out):
     if not sp.issparse(B):
         B = sp.csr_matrix(B[cols])
         cols = np.arange(cols.shape[0], dtype=np.int64)
-    rbf_exact_csr(A.indptr, A.indices, A.data, rows, B.indptr, B.indices, B.data, cols,
-                  todo, g_m, g_e, out)
+    with threads_for(todo.size * cols.shape[0]):
+        rbf_exact_csr(A.indptr, A.indices, A.data, rows, B.indptr, B.indices, B.data, cols,
+                      todo, g_m, g_e, out)
 
 
 # The kernels of sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS and the
