@@ -32,7 +32,7 @@ this machine:
 
 >>> import numpy as np, dask.array as da, sketchlab
 >>> from dask.distributed import Client, LocalCluster
->>> A = da.random.default_rng(0).standard_normal((1000, 300), chunks=(250, 300))
+>>> A = da.from_array(np.random.default_rng(0).standard_normal((1000, 300)), chunks=(250, 300))
 >>> S = sketchlab.CountSketch(50, 1000, rng=0)
 >>> with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
 ...                   host="127.0.0.1", dashboard_address=None) as cluster, \\
