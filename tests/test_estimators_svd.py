@@ -92,3 +92,38 @@ def test_bad_parameters_and_batches():
         est.partial_fit(X[20:, :10])
     with pytest.raises(ValueError, match="NaN|infinity"):
         est.partial_fit(np.full((3, 30), np.nan))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_attributes_follow_truncated_svd(sparse):
+    from sklearn.decomposition import TruncatedSVD
+
+    gen = np.random.default_rng(3)
+    X = gen.standard_normal((400, 6)) @ gen.standard_normal((6, 50)) + 2.0
+    X = sp.csr_matrix(X) if sparse else X
+    ours = SinglePassSVD(n_components=5, random_state=0)
+    Z = ours.fit_transform(X)
+    ref = TruncatedSVD(n_components=5, algorithm="arpack").fit(X)
+    np.testing.assert_allclose(ours.singular_values_, ref.singular_values_, rtol=1e-6)
+    # TruncatedSVD's definitions, applied to our components
+    XV = np.asarray(X @ ours.components_.T)
+    np.testing.assert_allclose(Z, XV, rtol=1e-6, atol=1e-8 * np.abs(XV).max())
+    np.testing.assert_allclose(ours.explained_variance_, np.var(XV, axis=0), rtol=1e-6)
+    Xd = X.toarray() if sparse else X
+    np.testing.assert_allclose(ours.explained_variance_ratio_,
+                               np.var(XV, axis=0) / np.var(Xd, axis=0).sum(), rtol=1e-6)
+    np.testing.assert_allclose(ours.explained_variance_ratio_, ref.explained_variance_ratio_,
+                               rtol=1e-5)
+    np.testing.assert_allclose(ours.inverse_transform(ours.transform(X)),
+                               ref.inverse_transform(ref.transform(X)), rtol=1e-6, atol=1e-6)
+    # in batches: the same totals
+    batched = SinglePassSVD(n_components=5, random_state=0)
+    for lo in range(0, 400, 150):
+        batched.partial_fit(X[lo:lo + 150])
+    np.testing.assert_allclose(batched.explained_variance_ratio_, ours.explained_variance_ratio_,
+                               rtol=1e-8)
+    true_error = np.linalg.norm(Xd - (Z @ ours.components_))  # rank 7 data, 5 components
+    est = ours.error_estimate_
+    assert est.n_probes == 10 and est.low <= est.value <= est.high
+    assert 0.5 < est.value / true_error < 2
+    assert est.relative == pytest.approx(est.value / np.linalg.norm(Xd))
