@@ -179,8 +179,9 @@ def cur(A, c, r=None, *, k=None, select="approx-leverage", core="fast", sketch_s
     and R.  With the columns and rows chosen, Theorem 1 bounds the "fast"
     core: ``||A - C U R||_F <= (1 + eps) ||A - C U* R||_F`` for sketch sizes
     of order ``max(c / sqrt(eps), c / (eps rho^2))``, with rho of the
-    paper's eq. (3.2) (rho in [0, 1]: the share of ``||A||`` that C and R
-    capture; the smaller, the larger the sketches must be).
+    paper's eq. (3.2) (at least 1/sqrt(2); small when the residual of A lies
+    in the range of C or of R^T, and then the sketches must be larger: see
+    :func:`sketchlab.fast_gmr`).
 
     Examples
     --------

@@ -115,7 +115,9 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     instead of blowing up.  With "faster" and
     ``s = O(c / sqrt(eps) + c / (eps rho^2) + c log c)``, ``C U C^T`` is
     within ``(1 + eps)`` of the best approximation with these landmarks
-    (Theorem 3; rho measures how much of K the landmarks capture).
+    (Theorem 3; rho, the paper's eq. (4.3), is half the ratio of
+    ``||K - P K P||_F`` to ``||(I - P) K P||_F`` for P the projection onto
+    the range of C).
 
     Examples
     --------

@@ -2,9 +2,9 @@
 Algorithm 1), with the symmetric and PSD projections of Theorem 2.
 
 The GMR problem is ``min_X ||A - C X R||_F`` with solution
-``X* = C^+ A R^+`` (eq. glsr).  Fast GMR solves the sketched problem
-``min_X ||S_C C X R S_R^T - S_C A S_R^T||_F`` instead (eq. ske_gmlr), whose
-solution is ``X~ = (S_C C)^+ (S_C A S_R^T) (R S_R^T)^+`` (eq. U_hat).
+``X* = C^+ A R^+`` (eq. (1.1)).  Fast GMR solves the sketched problem
+``min_X ||S_C C X R S_R^T - S_C A S_R^T||_F`` instead (eq. (3.1)), whose
+solution is ``X~ = (S_C C)^+ (S_C A S_R^T) (R S_R^T)^+`` (eq. (3.3)).
 
 Both share one small solver: ``L^+ M Rr^+`` through thin SVDs of the two
 small factors, with singular values below a relative tolerance treated as
@@ -106,7 +106,7 @@ def out_dtype(*arrays):
 def gmr(A, C, R, *, rtol=None):
     """Exact generalized matrix regression ``X* = C^+ A R^+``.
 
-    The minimizer of ``||A - C X R||_F`` of least Frobenius norm (eq. glsr),
+    The minimizer of ``||A - C X R||_F`` of least Frobenius norm (eq. (1.1)),
     computed with thin QR factorizations and small SVDs, never with normal
     equations.
 
@@ -289,7 +289,7 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
     """Fast generalized matrix regression (Algorithm 1).
 
     Solves the sketched problem ``min_X ||S_C C X R S_R^T - S_C A S_R^T||_F``:
-    ``X~ = (S_C C)^+ (S_C A S_R^T) (R S_R^T)^+`` (eq. U_hat), with the middle
+    ``X~ = (S_C C)^+ (S_C A S_R^T) (R S_R^T)^+`` (eq. (3.3)), with the middle
     term formed by :func:`sketchlab.sketch_both` in one pass over the
     nonzeros of A.
 
@@ -390,8 +390,13 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
     Theorem 1: with sizes of order ``max(c / sqrt(eps), c / (eps rho^2))``
     (plus ``c^2`` for CountSketch, ``c log c`` for SRHT and leverage
     sampling, likewise for r), ``||A - C X~ R||_F <= (1 + eps) min_X
-    ||A - C X R||_F`` with probability 0.95; in practice the error ratio
-    falls like ``1 / a^2`` for ``s_c = a c``, ``s_r = a r``.  Theorem 2: the
+    ||A - C X R||_F`` with probability 0.95, where (eq. (3.2), with P_C,
+    P_R the projections onto the ranges of C and R^T)
+    ``rho = ||A - P_C A P_R||_F / (||(I - P_C) A P_R||_F + ||P_C A (I - P_R)||_F)``
+    is at least 1/sqrt(2): large when most of the residual lies outside
+    both ranges, small when it lies in one of them, which asks for larger
+    sketches.  In practice the error ratio falls like ``1 / a^2`` for
+    ``s_c = a c``, ``s_r = a r``.  Theorem 2: the
     symmetric (PSD) projection of X~ keeps that bound when A is symmetric
     (SPSD) and C = R^T; by Proposition 1 it never moves X~ away from X*
     (Frobenius distance).
@@ -401,7 +406,7 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
     nnz(A)) for Gaussian, O(m n log(m n)) for SRHT on a dense A, plus
     O(m c + n r) for S_C C and R S_R^T with the hashing kinds), then
     O(s_c c^2 + s_r r^2 + s_c s_r min(c, r)) for the two small SVDs and
-    products (eq. cc_gmr).  ``"leverage"`` adds O(m c^2 + n r^2) for the
+    products (eq. (3.4)).  ``"leverage"`` adds O(m c^2 + n r^2) for the
     scores.  The small solve runs on one BLAS thread, so that idle OpenBLAS
     threads do not compete with the Numba kernels of the next call.
 
@@ -616,12 +621,12 @@ def solve_sketched(SC_C, M, R_SR, *, rtol=None, eps=np.finfo(np.float64).eps, st
 
 
 # ---------------------------------------------------------------------------
-# Projections (eqs. pi_H and pi_H+)
+# Projections (eqs. (3.5) and (3.6))
 # ---------------------------------------------------------------------------
 
 
 def project_symmetric(X):
-    """Projection onto symmetric matrices, ``(X + X^T) / 2`` (eq. pi_H).
+    """Projection onto symmetric matrices, ``(X + X^T) / 2`` (eq. (3.5)).
 
     Parameters
     ----------
@@ -655,7 +660,7 @@ def project_symmetric(X):
 
 
 def project_psd(X):
-    """Projection onto the PSD cone (eq. pi_H+): symmetrize, then zero the
+    """Projection onto the PSD cone (eq. (3.6)): symmetrize, then zero the
     negative eigenvalues.
 
     Parameters

@@ -679,7 +679,7 @@ class OSNAP(_TableSketch):
         Nonzeros per column ``p``, ``1 <= p <= sketch_size``; default
         ``min(4, sketch_size)``.
     rng : None, int or numpy.random.Generator
-        Seed (SPEC 7).
+        Seed.
 
     Notes
     -----
@@ -742,7 +742,7 @@ class CountSketch(OSNAP):
     input_dim : int
         Number of columns ``d``.
     rng : None, int or numpy.random.Generator
-        Seed (SPEC 7).
+        Seed.
 
     Notes
     -----

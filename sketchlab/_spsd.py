@@ -328,7 +328,7 @@ def nystrom(K, c, *, columns=None, landmarks="uniform", rng=None, estimate_error
         2017; at most about c n more entries).  Every entry is counted in
         ``n_evaluated``.
     rng : None, int or numpy.random.Generator
-        Seed of the landmark draw (SPEC 7).
+        Seed of the landmark draw.
     estimate_error : bool, default False
         Attach an :class:`~sketchlab.ErrorEstimate` of ``||K - C U C^T||_F``
         as ``error_estimate``: ``n_probes`` rows of K (default 20), drawn
@@ -382,7 +382,7 @@ FAST_SPSD_SAMPLING = ("uniform", "leverage")
 def fast_spsd(K, c, s, *, columns=None, landmarks="uniform", rng=None, sampling="uniform",
               replace=False, include_columns=False, scaled=True, estimate_error=False,
               n_probes=None):
-    """Fast SPSD approximation (Wang, Luo & Zhang 2016; the paper's eq. fast_spd).
+    """Fast SPSD approximation (Wang, Luo & Zhang 2016; the paper's eq. (4.1)).
 
     ``U = (S C)^+ (S K S^T) (C^T S^T)^+`` with ONE row-sampling sketch S
     (``s x n``) on both sides, so U is SPSD by construction.
@@ -447,7 +447,7 @@ def fast_spsd(K, c, s, *, columns=None, landmarks="uniform", rng=None, sampling=
     Notes
     -----
     The default (uniform rows without replacement, landmarks not forced)
-    is the variant closest to the paper's Table "spsd" (c = 30, s = 8c..16c,
+    is the variant closest to the paper's Table 7 (c = 30, s = 8c..16c,
     mean of 10 seeds: within 4-12% on average of the table on dna, madelon
     and splice, 19% on mushrooms, where no variant matches).  Like the
     table, its errors stay above Nystrom's up to ``s = 16 c``; leverage-score
@@ -691,7 +691,7 @@ def eta(K, k, *, rng=None, tol=1e-10, max_iter=100, block_rows=None):
     """Share of ``||K||_F^2`` in the top k eigenvalues: ``||K_k||_F^2 / ||K||_F^2``.
 
     The paper chooses the RBF scale so that this ``eta`` (with k = 15) is
-    above 0.6 (its Table ker_data).
+    above 0.6 (its Table 6).
 
     Parameters
     ----------

@@ -626,7 +626,7 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
         k.  ``rank=min(c, r)`` returns the whole sketch rank (the paper's
         experiments compare methods at that rank).
     rng : None, int or numpy.random.Generator
-        Seeds the four operators (SPEC 7).
+        Seeds the four operators.
     shape : (int, int), optional
         ``(m, n)``; required when A is an iterable of blocks.
     estimate_error : bool, default False

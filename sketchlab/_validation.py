@@ -18,7 +18,8 @@ _MAX_SEED = 2**64
 def check_random_state(rng):
     """Return a 64-bit seed (Python int) drawn from ``rng``.
 
-    ``rng`` follows SPEC 7: None (fresh entropy), a non-negative int, or a
+    ``rng`` follows Scientific Python's SPEC 7 (seeding): None (fresh
+    entropy), a non-negative int, or a
     ``numpy.random.Generator``; a legacy ``RandomState`` is accepted too so
     that scikit-learn's ``random_state`` can be passed through.  A generator is
     advanced, so two operators built from one generator are independent.
