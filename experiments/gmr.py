@@ -87,7 +87,9 @@ def gmr_inputs(A, c, r, seed):
 
 
 def gmr_rho(A, C, R):
-    """Theorem 1's rho (eq. (3.2)): ||A - P_C A P_R||_F / (||(I - P_C) A P_R||_F + ||P_C A (I - P_R)||_F).
+    """Theorem 1's rho, eq. (3.2) of the paper.
+
+    ``rho = ||A - P_C A P_R||_F / (||(I - P_C) A P_R||_F + ||P_C A (I - P_R)||_F)``.
 
     P_C = C C^+ and P_R = R^+ R are the projections onto range(C) and
     range(R^T): rho compares what of A lies outside both spaces with what
