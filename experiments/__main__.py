@@ -17,6 +17,7 @@ does not exist), and argparse's 2 on a usage error.
 import argparse
 import json
 import logging
+import os
 import shlex
 import sys
 import time
@@ -266,11 +267,12 @@ def _dispatch(args):
             kernel_sweep = name in ("kernel", "spsd-table", "eta", "investigate")
             try:
                 run_sweep(name, args, {"gamma": args.gamma} if args.gamma and kernel_sweep else {})
-            except ds.NoDataError as exc:
-                skipped.append(str(exc))
+            except ds.NoDataError:
+                skipped.append(name)
                 print(f"{name}: skipped, no data set found", file=sys.stderr)
         if len(skipped) == len(ORDER):  # nothing ran: say where we looked, once
-            raise ds.NoDataError("no sweep found any data set.\n" + "\n".join(skipped))
+            wanted = dict.fromkeys(n for name in ORDER for n in SWEEPS[name].DEFAULT_DATASETS)
+            raise ds.NoDataError(ds.no_data_message("reproduce", list(wanted)))
         figures = plotting.plot_all(args.out)
         record_reproduce(args.out, time.perf_counter() - started, args.command_line)
         path = report.write_report(args.out)
@@ -297,8 +299,9 @@ def _dispatch(args):
 
 
 def _list_datasets(verify):
+    hint = "" if os.environ.get("SKETCHLAB_DATA") else " (set SKETCHLAB_DATA to use one of yours)"
     print(f"data directories, searched in order: {ds.describe_dirs()}; downloads go to "
-          f"{ds.data_home()} (set SKETCHLAB_DATA to use one directory of your own)")
+          f"{ds.data_home()}{hint}")
     for entry in ds.REGISTRY.values():
         if verify:
             path, status = ds.verify(entry)

@@ -95,6 +95,8 @@ class Attempt:
 ATTEMPTS = (
     Attempt(AS_RUN),
     Attempt("gamma = 0.8 sigma", gamma_factor=0.8),
+    # a smaller step, within which eta may still round to Table 6's value
+    Attempt("gamma = 1.05 sigma", gamma_factor=1.05),
     Attempt("gamma = 1.2 sigma", gamma_factor=1.2),
     Attempt("features in {-1, +1} (2x - 1)", encoding="pm1"),
     Attempt("rows scaled to unit norm", encoding="unit-rows"),

@@ -246,7 +246,7 @@ def section_gmr(out, rows, verdicts):
         "Table 2); the paper makes no such allowance in its claim, so neither do we.", "",
     ]  # fmt: skip
     header = ["data set", "storage / sketch", "a", "reps", "slope (theory -2)",
-              "alpha (slope -2)", "R^2", "rho", "error ratio at a = 10 (10-90%)",
+              "alpha (slope -2)", "R^2", "rho (eq. (3.2))", "error ratio at a = 10 (10-90%)",
               "1/a^2 law", "a = 10 claim"]  # fmt: skip
     body = [[_name(r["dataset"]), f"{r['storage']} / {r['sketch']}",
              f"{r['a_min']:g}..{r['a_max']:g}", r["reps"], _fmt(r["slope"], ".2f"),
@@ -560,8 +560,9 @@ def explain_faster_optimal(v, runs):
     _, gaps = _kernel_gaps(runs, v.dataset)
     text = ", ".join(f"{100 * g:.1f}% at a = {a:g}" for a, g in sorted(gaps.items()))
     return [f"faster SPSD's excess over the optimal core shrinks as s grows ({text}); Theorem 3 "
-            "needs s of order max(c / sqrt(eps), c / (eps rho^2)) + c log c, with rho of eq. "
-            "(4.3), so a kernel with a small rho needs a larger a for the same excess."]
+            "needs s of order max(c / sqrt(eps), c / (eps rho^2)) + c log c, with rho (eq. "
+            "(4.3)) = ||K - P_C K P_C||_F / (2 ||(I - P_C) K P_C||_F) and P_C = C C^+, so a "
+            "kernel with a small rho needs a larger a for the same excess."]
 
 
 def explain_nystrom_gap(v, runs):
@@ -789,14 +790,23 @@ def _kernel_scale_lines(rows):
                    f"Readings that give Table 6's eta on every data set run: {full or 'none'}; ")
               + "the other readings make K nearly the identity (eta near k / n, or near the "
               "share of duplicated rows)."]  # fmt: skip
-    scaled = [t for (name,), _ in group(inv.select(rows, "spsd-table"), "dataset").items()
-              for t in analyse_attempts(rows, name) if t["attempt"].startswith("gamma = ")]
-    if scaled:
-        etas = ", ".join(f"{t['eta']:.3f} at {t['attempt'].removeprefix('gamma = ')}"
-                         for t in scaled)  # fmt: skip
-        lines += ["", f"A 20% change of the scale moves eta well beyond Table 6's rounding "
-                  f"({etas}; Table 7 investigation), so the printed eta pins the scale to "
-                  "within a few percent."]  # fmt: skip
+    parts = []
+    for (name,), _ in group(inv.select(rows, "spsd-table"), "dataset").items():
+        scaled = [t for t in analyse_attempts(rows, name)
+                  if t["attempt"] == inv.AS_RUN or t["attempt"].startswith("gamma = ")]
+        scaled.sort(key=lambda t: t["gamma"])
+        if len(scaled) > 1:
+            sigma = paper.KERNEL_SIGMA.get(name)
+            keep = [f"{t['gamma'] / sigma:.3g} sigma" if sigma else f"gamma {t['gamma']:.3g}"
+                    for t in scaled if t["eta_ok"]]  # fmt: skip
+            parts.append(f"{name}: " + ", ".join(f"{t['eta']:.3f} at gamma {t['gamma']:.3g}"
+                                                 for t in scaled)
+                         + f" (Table 6's {_fmt(paper.ETA.get(name), '.2f')} kept at "
+                         + (", ".join(keep) if keep else "none") + ")")
+    if parts:
+        lines += ["", "eta against the kernel scale (from the Table 7 investigation): "
+                  + "; ".join(parts) + ". Table 6's two decimals admit only scales within a "
+                  "few percent of the printed sigma."]  # fmt: skip
     return lines + [""]
 
 

@@ -402,7 +402,9 @@ def test_no_data_says_where_it_looked(tmp_path, capsys, monkeypatch):
         err = capsys.readouterr().err
         assert "no data set found" in err and f"{empty} ($SKETCHLAB_DATA)" in err, argv
         assert "Set SKETCHLAB_DATA to the directory that holds the files" in err
-    assert "gisette, mnist, madelon" in err and "dna, gisette, madelon, mushrooms" in err
+    # reproduce says it once, for the data sets of every sweep
+    assert err.count("Looked for") == 1 and "reproduce: no data set found" in err
+    assert "gisette, mnist, madelon, rcv1, real-sim, news20, svhn, dna, mushrooms" in err
     assert not (out / "REPORT.md").exists()
 
 
