@@ -2,27 +2,38 @@
 
 Sub-commands: ``gmr``, ``kernel``, ``spsd-table``, ``eta``, ``svd`` (one sweep
 each, writing ``OUT/<name>/<name>.csv`` and ``run.json``, its figures under
-``OUT/figures``, and ``OUT/REPORT.md`` over the sweeps found), ``reproduce`` (all
-sweeps on the data that is present, then the figures and ``OUT/REPORT.md``),
-``plot`` (figures from the CSV alone), ``report`` (``REPORT.md`` from the CSV
-alone), ``datasets`` (the registry and what is on disk) and ``download``.
+``OUT/figures``, and ``OUT/REPORT.md`` over the sweeps found), ``investigate``
+(the studies behind the report's explanations of its disagreements),
+``reproduce`` (all of these on the data that is present, then the figures and
+``OUT/REPORT.md``), ``plot`` (figures from the CSV alone), ``report``
+(``REPORT.md`` from the CSV alone), ``datasets`` (the registry and what is on
+disk) and ``download``.
+
+Exit status: 0 on success, 2 on an error reported in one line on stderr (no
+data set found, a data set or option out of range, a results directory that
+does not exist), and argparse's 2 on a usage error.
 """
 
 import argparse
 import json
 import logging
+import os
 import shlex
 import sys
 import time
 from pathlib import Path
 
 from . import datasets as ds
-from . import eta, gmr, kernel, spsd_table, svd
+from . import eta, gmr, investigate, kernel, spsd_table, svd
 from .runs import ConfigError, write_run
 
-SWEEPS = {m.NAME: m for m in (gmr, kernel, spsd_table, eta, svd)}
+SWEEPS = {m.NAME: m for m in (gmr, kernel, spsd_table, eta, svd, investigate)}
 # reproduce runs the sweeps on the same data back to back (the loader caches files)
-ORDER = ("gmr", "svd", "kernel", "spsd-table", "eta")
+ORDER = ("gmr", "svd", "kernel", "spsd-table", "eta", "investigate")
+
+
+class ResultsError(RuntimeError):
+    """``plot`` or ``report`` on a directory without results (reported without a traceback)."""
 
 
 def _grid(text):
@@ -67,7 +78,7 @@ def build_parser():
     arg("--quick", action="store_true", help="reduced grid and repetitions")
     arg("--out", type=Path, default=Path("results"), help="output directory (default results/)")
     arg("--download", action="store_true", help="download absent default data sets first")
-    arg("--no-progress", action="store_true", help="no progress bars")
+    _progress_options(common)
     sizes = argparse.ArgumentParser(add_help=False)
     sizes.add_argument("--grid", type=_grid,
                        help="comma-separated values of a (of x = (c + r) / k for svd)")
@@ -85,34 +96,62 @@ def build_parser():
         "'Fast Generalized Matrix Regression with Applications in Machine Learning'.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    p = sub.add_parser("gmr", parents=[common, sizes], help="Figure glsr: Fast GMR error ratio")
+    p = sub.add_parser("gmr", parents=[common, sizes],
+                       help="Figure 1 (Section 6.1): Fast GMR error ratio against a")
     p.add_argument("--c", type=_positive_int, help="c = r, columns of C and rows of R (default 20)")
-    sub.add_parser("kernel", parents=[common, kern], help="Figure fast_spsd: SPSD kernel methods")
-    sub.add_parser("spsd-table", parents=[common, kern], help="Table spsd: fast SPSD variants")
-    p = sub.add_parser("eta", parents=[common], help="Table ker_data: ||K_k||^2 / ||K||^2")
+    sub.add_parser("kernel", parents=[common, kern],
+                   help="Figure 2 (Section 6.2): SPSD kernel approximations against a = s / c")
+    sub.add_parser("spsd-table", parents=[common, kern],
+                   help="Table 7: the fast SPSD baseline of Wang et al., every sampling variant")
+    p = sub.add_parser("eta", parents=[common], help="Table 6: eta = ||K_k||^2 / ||K||^2")
     p.add_argument("--gamma", type=_positive_float, help="RBF scale (required for a path)")
     p.add_argument("--k", type=_positive_int, help="k (default 15)")
-    p = sub.add_parser("svd", parents=[common, sizes], help="Figure svd: single-pass SVDs")
+    p = sub.add_parser("svd", parents=[common, sizes],
+                       help="Figure 3 (Section 6.3): single-pass SVDs against (c + r) / k")
     p.add_argument("--k", type=_positive_int, help="target rank k (default 10)")
+    p = sub.add_parser("investigate", parents=[common],
+                       help="the studies behind the report's explanations: the kernel scale "
+                       "against Table 6's eta, Table 7's attempts, Practical SP-SVD with c = r")
+    p.add_argument("--gamma", type=_positive_float, help="RBF scale for files given by path")
+    p.add_argument("--study", action="append", choices=investigate.STUDIES,
+                   help="run only this study; repeatable (default: all)")
     p = sub.add_parser("reproduce", parents=[common], help="every sweep, figures and REPORT.md")
     p.add_argument("--gamma", type=_positive_float, help="RBF scale for files given by path")
     for name, text in (("plot", "redraw the figures from the CSV files"),
                        ("report", "rewrite REPORT.md from the CSV files")):  # fmt: skip
         p = sub.add_parser(name, help=text)
-        p.add_argument("--out", type=Path, default=Path("results"), help="results directory")
-    p = sub.add_parser("datasets", help="list the registry and what is on disk")
+        p.add_argument("--out", type=Path, default=Path("results"),
+                       help="the results directory of an earlier run (default results/)")
+    p = sub.add_parser("datasets", help="list the registry, the data directories and what is "
+                       "on disk")
     p.add_argument("--verify", action="store_true", help="check checksums of the files present")
-    p = sub.add_parser("download", help="download data sets into $SKETCHLAB_DATA")
+    p = sub.add_parser("download", help="download data sets into the first data directory "
+                       "($SKETCHLAB_DATA, else ~/.cache/sketchlab)")
     p.add_argument("names", nargs="+", help="registry names")
-    p.add_argument("--no-progress", action="store_true")
+    _progress_options(p)
     return parser
+
+
+def _progress_options(parser):
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--progress", dest="progress", action="store_true", default=None,
+                       help="show progress bars (default: only when stderr is a terminal)")
+    group.add_argument("--no-progress", dest="progress", action="store_false",
+                       help="no progress bars")
+
+
+def show_progress(args):
+    """Progress bars when asked (--progress / --no-progress), else when stderr is a terminal."""
+    if args.progress is not None:
+        return args.progress
+    return sys.stderr.isatty()
 
 
 def _options(args, name):
     """The sweep-specific options present on ``args`` (None when not given)."""
     keys = {"gmr": ("c", "grid", "storage"), "svd": ("k", "grid", "storage"),
             "kernel": ("k", "grid", "gamma"), "spsd-table": ("k", "grid", "gamma"),
-            "eta": ("k", "gamma")}[name]  # fmt: skip
+            "eta": ("k", "gamma"), "investigate": ("gamma", "study")}[name]  # fmt: skip
     return {k: getattr(args, k, None) for k in keys if getattr(args, k, None) is not None}
 
 
@@ -125,7 +164,7 @@ def _select(module, args):
             entry = ds.get(name)
             if ds.locate(entry) is None and entry.downloadable:
                 try:
-                    ds.fetch(entry, progress=not args.no_progress)
+                    ds.fetch(entry, progress=show_progress(args))
                 except ds.DatasetError as exc:
                     logging.getLogger("experiments").warning("%s", exc)
     chosen, missing, replaced = ds.resolve(module.DEFAULT_DATASETS)
@@ -133,16 +172,22 @@ def _select(module, args):
 
 
 def run_sweep(name, args, options=None):
-    """Run one sweep as the CLI does and write its CSV and run.json; returns the rows."""
+    """Run one sweep as the CLI does and write its CSV and run.json; returns the rows.
+
+    Raises
+    ------
+    experiments.datasets.NoDataError
+        None of the sweep's data sets is present (the message says where the
+        sweep looked and how to set SKETCHLAB_DATA).
+    """
     module = SWEEPS[name]
     specs, missing, replaced = _select(module, args)
     options = _options(args, name) if options is None else options
     config = module.make_config(specs, quick=args.quick, reps=args.reps, seed=args.seed, **options)
     if not specs:
-        print(f"{name}: no data set available (missing: {', '.join(missing)}); skipped")
-        return []
+        raise ds.NoDataError(ds.no_data_message(name, module.DEFAULT_DATASETS))
     started = time.perf_counter()
-    rows = module.run(config, show_progress=not args.no_progress)
+    rows = module.run(config, show_progress=show_progress(args))
     loaded = module.load_all(config)
     path = write_run(args.out, name, config, rows, module.COLUMNS, started=started,
                      datasets=loaded, missing=missing, replaced=replaced,
@@ -186,9 +231,23 @@ def main(argv=None):
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     try:
         return _dispatch(args)
-    except (ds.DatasetError, ConfigError) as exc:
+    except (ds.DatasetError, ConfigError, ResultsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+
+
+def _results_dir(out):
+    """``out`` when it holds the CSV of at least one sweep, else ResultsError."""
+    from .report import SECTIONS
+
+    hint = (f"run `python -m experiments reproduce --out {out}` (or one sweep) first, or pass "
+            "the --out of an earlier run")  # fmt: skip
+    if not out.is_dir():
+        raise ResultsError(f"results directory {out} does not exist; {hint}")
+    if not any((out / name / f"{name}.csv").is_file() for name in SECTIONS):
+        expected = ", ".join(f"{name}/{name}.csv" for name in SECTIONS)
+        raise ResultsError(f"no results under {out} (looked for {expected}); {hint}")
+    return out
 
 
 def _dispatch(args):
@@ -203,9 +262,17 @@ def _dispatch(args):
         return 0
     if args.command == "reproduce":
         started = time.perf_counter()
+        skipped = []
         for name in ORDER:
-            kernel_sweep = name in ("kernel", "spsd-table", "eta")
-            run_sweep(name, args, {"gamma": args.gamma} if args.gamma and kernel_sweep else {})
+            kernel_sweep = name in ("kernel", "spsd-table", "eta", "investigate")
+            try:
+                run_sweep(name, args, {"gamma": args.gamma} if args.gamma and kernel_sweep else {})
+            except ds.NoDataError:
+                skipped.append(name)
+                print(f"{name}: skipped, no data set found", file=sys.stderr)
+        if len(skipped) == len(ORDER):  # nothing ran: say where we looked, once
+            wanted = dict.fromkeys(n for name in ORDER for n in SWEEPS[name].DEFAULT_DATASETS)
+            raise ds.NoDataError(ds.no_data_message("reproduce", list(wanted)))
         figures = plotting.plot_all(args.out)
         record_reproduce(args.out, time.perf_counter() - started, args.command_line)
         path = report.write_report(args.out)
@@ -215,28 +282,26 @@ def _dispatch(args):
             print(f"  {line}")
         return 0
     if args.command == "plot":
-        figures = plotting.plot_all(args.out)
-        for f in figures:
+        for f in plotting.plot_all(_results_dir(args.out)):
             print(f)
-        if not figures:
-            print(f"no CSV results under {args.out}", file=sys.stderr)
-            return 1
         return 0
     if args.command == "report":
-        print(report.write_report(args.out))
+        print(report.write_report(_results_dir(args.out)))
         return 0
     if args.command == "datasets":
         _list_datasets(args.verify)
         return 0
     if args.command == "download":
         for name in args.names:
-            print(ds.fetch(ds.get(name), progress=not args.no_progress))
+            print(ds.fetch(ds.get(name), progress=show_progress(args)))
         return 0
     raise AssertionError(args.command)  # pragma: no cover
 
 
 def _list_datasets(verify):
-    print(f"data directory: {ds.data_home()} (set SKETCHLAB_DATA to change)")
+    hint = "" if os.environ.get("SKETCHLAB_DATA") else " (set SKETCHLAB_DATA to use one of yours)"
+    print(f"data directories, searched in order: {ds.describe_dirs()}; downloads go to "
+          f"{ds.data_home()}{hint}")
     for entry in ds.REGISTRY.values():
         if verify:
             path, status = ds.verify(entry)

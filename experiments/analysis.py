@@ -84,3 +84,35 @@ def value_at(rows, x, y, at):
     """Mean of ``y`` over the rows with ``x == at`` (NaN when there are none)."""
     vals = [r[y] for r in rows if r[x] == at]
     return band(vals)[0]
+
+
+def fit_two_terms(a, err):
+    """Fit ``err ~ alpha / a^2 + beta / a`` with alpha, beta >= 0 (non-negative least squares).
+
+    The shape Theorem 1 gives the error ratio when the sketch sizes are
+    ``a c`` and ``rho`` is small (the ``c / (eps rho^2)`` term of the sketch
+    size): the 1/a term dominates for a above about alpha / beta.  Residuals
+    are weighted by 1/err, so every point counts in relative terms.
+
+    Returns
+    -------
+    dict
+        ``alpha``, ``beta`` and ``rel_rms``, the root-mean-square relative
+        residual of the fit.
+    """
+    from scipy.optimize import nnls
+
+    a = np.asarray(a, dtype=float)
+    err = np.asarray(err, dtype=float)
+    keep = np.isfinite(err) & (err > 0) & (a > 0)
+    a, err = a[keep], err[keep]
+    if a.size < 2:
+        return {"alpha": math.nan, "beta": math.nan, "rel_rms": math.nan}
+    design = np.column_stack([1.0 / a**2, 1.0 / a]) / err[:, None]
+    (alpha, beta), _ = nnls(design, np.ones_like(err))
+    fitted = alpha / a**2 + beta / a
+    return {
+        "alpha": float(alpha),
+        "beta": float(beta),
+        "rel_rms": float(np.sqrt(np.mean((fitted / err - 1.0) ** 2))),
+    }

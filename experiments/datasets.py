@@ -1,10 +1,19 @@
 """The paper's data sets: where they come from, where they are found, how they are read.
 
-A data set is found in ``$SKETCHLAB_DATA`` (default ``~/.cache/sketchlab``),
-under one of the file names of its registry entry (the first one present
-wins).  When none is present and the entry has a public URL, :func:`fetch`
-downloads it there, with a progress bar, checking its size and checksum, and
-writing it atomically.  Files are LIBSVM text (plain, ``.xz``, ``.bz2`` or
+Where data is looked for (the one rule of the experiments and the tests,
+:func:`data_dirs`):
+
+1. ``$SKETCHLAB_DATA``, when it is set, and then only there;
+2. otherwise ``~/.cache/sketchlab`` (where downloads go), then
+   ``../shared/datasets`` next to the checkout (the project's shared copies).
+
+A registry entry is found under one of its file names (the first one
+present wins), in each of these directories or in a sub-directory named
+after the data set; Fashion-MNIST is also looked for where Debian's
+``dataset-fashion-mnist`` package installs it.  When none is present and the
+entry has a public URL, :func:`fetch` downloads it into :func:`data_home`,
+with a progress bar, checking its size and checksum, and writing it
+atomically.  Files are LIBSVM text (plain, ``.xz``, ``.bz2`` or
 ``.gz``), read with :func:`sklearn.datasets.load_svmlight_file`, or IDX
 (``.gz`` or plain), the format of (Fashion-)MNIST.
 
@@ -41,6 +50,8 @@ logger = logging.getLogger("experiments")
 
 LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets"
 FASHION = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com"
+# ../shared/datasets next to the checkout: the project's shared copies of the data sets.
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 # Where Debian's dataset-fashion-mnist package installs the original IDX files.
 SYSTEM_FASHION_DIR = Path("/usr/share/datasets/fashion-mnist")
 # A LIBSVM file given by path is treated as dense above this fraction of nonzeros.
@@ -49,6 +60,10 @@ DENSE_THRESHOLD = 0.1
 
 class DatasetError(RuntimeError):
     """A data set is missing, unreadable, or differs from its registry entry."""
+
+
+class NoDataError(DatasetError):
+    """None of a sweep's data sets is present (the message says where it looked)."""
 
 
 class DownloadError(DatasetError):
@@ -117,7 +132,7 @@ def _libsvm(name, files, **kwargs):
 REGISTRY = {
     d.name: d
     for d in [
-        # -- kernel data sets (Table "ker_data"); gamma is the paper's sigma
+        # -- kernel data sets (the paper's Table 6); gamma is the paper's sigma
         _libsvm(
             "dna",
             [
@@ -198,7 +213,7 @@ REGISTRY = {
             paper_shape=(5000, 6000),
             note="the paper's GMR table lists it transposed (5,000 x 6,000)",
         ),
-        # -- GMR / SVD data sets (Table "data")
+        # -- GMR / SVD data sets (the paper's Table 5)
         _libsvm(
             "mnist",
             [DataFile("mnist.xz"), DataFile("mnist.bz2", url=f"{LIBSVM}/multiclass/mnist.bz2")],
@@ -290,15 +305,71 @@ GMR_DATASETS = ("gisette", "mnist", "madelon", "rcv1", "real-sim", "news20", "sv
 KERNEL_DATASETS = ("dna", "gisette", "madelon", "mushrooms", "splice", "a5a")
 
 
-def data_home():
-    """The data directory: ``$SKETCHLAB_DATA``, else ``~/.cache/sketchlab``."""
+def data_dirs():
+    """The directories searched for data files, in order.
+
+    This is the one rule of the experiments and the tests (``tests/conftest.py``
+    imports it):
+
+    1. ``$SKETCHLAB_DATA``, when it is set, and then only that directory (a run
+       never picks up files from elsewhere);
+    2. otherwise ``~/.cache/sketchlab`` (where :func:`fetch` downloads to),
+       then ``../shared/datasets`` next to the checkout.
+
+    Directories are listed whether or not they exist (error messages show
+    them all).
+    """
     env = os.environ.get("SKETCHLAB_DATA")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "sketchlab"
+    if env:
+        return [Path(env).expanduser()]
+    return [Path.home() / ".cache" / "sketchlab", SHARED_DATA]
+
+
+def data_home():
+    """Where downloads go: the first of :func:`data_dirs`."""
+    return data_dirs()[0]
+
+
+def find_file(name):
+    """Path of the file ``name`` in the first of :func:`data_dirs` that holds it, or None."""
+    for folder in data_dirs():
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
+def describe_dirs():
+    """The search order as a sentence, for messages."""
+    dirs = ", ".join(str(d) for d in data_dirs())
+    if os.environ.get("SKETCHLAB_DATA"):
+        return f"{dirs} ($SKETCHLAB_DATA)"
+    return f"{dirs} ($SKETCHLAB_DATA is not set)"
+
+
+def no_data_message(sweep, names):
+    """Why sweep ``sweep`` has nothing to run: where it looked, and how to point it at data."""
+    entries = [get(n) for n in names]
+    stand_ins = sorted({e.stand_in for e in entries if e.stand_in})
+    system = sorted({str(d) for e in entries + [REGISTRY[s] for s in stand_ins]
+                     for d in e.extra_dirs})  # fmt: skip
+    wanted = ", ".join(names)
+    if stand_ins:
+        wanted += f" (or the stand-ins {', '.join(stand_ins)})"
+    where = describe_dirs() + (f", and {', '.join(system)}" if system else "")
+    return (
+        f"{sweep}: no data set found. Looked for {wanted} in {where}. Set SKETCHLAB_DATA to "
+        "the directory that holds the files (e.g. `SKETCHLAB_DATA=/path/to/datasets python -m "
+        "experiments reproduce`), download them (`python -m experiments download NAME`, or "
+        "--download), or pass your own file with --dataset PATH; `python -m experiments "
+        "datasets` lists the file names each data set may have."
+    )
 
 
 def _search_dirs(dataset):
-    home = data_home()
-    return [home, home / dataset.name, *dataset.extra_dirs]
+    dirs = []
+    for home in data_dirs():
+        dirs += [home, home / dataset.name]
+    return [*dirs, *dataset.extra_dirs]
 
 
 def get(spec, *, gamma=None, dense=None):
@@ -381,7 +452,8 @@ def fetch(dataset, *, progress=True, timeout=60.0):
         raise DatasetError(
             f"dataset {dataset.name!r} not found: looked for {names} in "
             f"{', '.join(str(d) for d in _search_dirs(dataset))}; it has no public URL, "
-            "so put the file there by hand (or set SKETCHLAB_DATA)"
+            "so put the file in one of these directories by hand (or set SKETCHLAB_DATA to "
+            "the directory that holds it)"
         )
     f = remote[0]
     dest = data_home() / f.name
@@ -611,7 +683,7 @@ def load(dataset, *, download=True, progress=True):
         dataset = get(dataset)
     path = fetch(dataset, progress=progress) if download else locate(dataset)
     if path is None:
-        raise DatasetError(f"dataset {dataset.name!r} not found in {data_home()}")
+        raise DatasetError(f"dataset {dataset.name!r} not found in {describe_dirs()}")
     if dataset.fmt == "idx":
         arr = read_idx(path)
         X = arr.reshape(arr.shape[0], -1).astype(np.float64)

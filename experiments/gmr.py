@@ -1,6 +1,6 @@
-"""Sweep ``gmr``: Figure "glsr", the Fast GMR error ratio against a = s_c / c.
+"""Sweep ``gmr``: the paper's Figure 1, the Fast GMR error ratio against a = s_c / c.
 
-Protocol (paper Section 7.1, SPEC section 5): C = A G_C and R = G_R A with
+Protocol (the paper's Section 6.1): C = A G_C and R = G_R A with
 Gaussian G_C (n x c), G_R (r x m), c = r = 20; Fast GMR (Algorithm 1) with
 s_c = a c, s_r = a r, Gaussian sketches and a = 2..12 for dense A,
 CountSketch and a = 3..13 for sparse A; the error ratio
@@ -87,9 +87,13 @@ def gmr_inputs(A, c, r, seed):
 
 
 def gmr_rho(A, C, R):
-    """Theorem 1's rho = ||A - P_C A P_R||_F / (||(I - P_C) A P_R||_F + ||P_C A (I - P_R)||_F).
+    """Theorem 1's rho, eq. (3.2) of the paper.
 
-    P_C, P_R are the projections onto range(C) and range(R^T).  The theorem
+    ``rho = ||A - P_C A P_R||_F / (||(I - P_C) A P_R||_F + ||P_C A (I - P_R)||_F)``.
+
+    P_C = C C^+ and P_R = R^+ R are the projections onto range(C) and
+    range(R^T): rho compares what of A lies outside both spaces with what
+    lies in one of them but not the other.  The theorem
     needs sketch sizes of order max(c / sqrt(eps), c / (eps rho^2)), so the
     error ratio falls like 1/a^2 only while a is below about rho^2 and like
     1/a beyond.  With orthonormal bases Q_C, Q_R and B = Q_C^T A Q_R the

@@ -3,7 +3,12 @@
 For each sweep found under ``OUT``: ``OUT/figures/<sweep>.png`` with one
 panel per data set (as the paper's figures), and ``OUT/figures/<sweep>/
 <dataset>.png`` with one figure per data set.  Curves are the mean over the
-repetitions with the 10-90% band shaded.
+repetitions with the 10-90% band shaded.  Black crosses mark the paper's
+numbers where it prints them (Section 6.1's 0.05 at a = 10, Section 6.2's
+madelon values, Table 7, Table 6's eta); panel titles name the data set
+(stand-ins as such), its n samples and d features, and the kernel scale.
+The ``investigate`` sweep gives ``investigate.png`` (Table 7's protocol run
+many times) and ``investigate-svd.png`` (Practical SP-SVD's core).
 """
 
 import math
@@ -16,16 +21,18 @@ from . import paper
 from .analysis import curve, fit_power_law, group
 from .runs import read_run
 
-SWEEP_NAMES = ("gmr", "kernel", "spsd-table", "eta", "svd")
+SWEEP_NAMES = ("gmr", "kernel", "spsd-table", "eta", "svd", "investigate")
+# the paper's numbers: black crosses, drawn over the axes' edges too
+PAPER = {"color": "black", "marker": "X", "ms": 8, "ls": "none", "clip_on": False, "zorder": 5}
 
 KERNEL_STYLE = {
     "nystrom": ("Nystrom", "tab:red", "--"),
     "fast_spsd": ("fast SPSD (Wang et al.)", "tab:orange", "-"),
-    "faster_spsd": ("faster SPSD (Alg. 2)", "tab:blue", "-"),
+    "faster_spsd": ("faster SPSD (Algorithm 2)", "tab:blue", "-"),
     "optimal": ("optimal core", "black", ":"),
 }
 SVD_STYLE = {
-    "fast": ("Fast SP-SVD (Alg. 3)", "tab:blue", "-"),
+    "fast": ("Fast SP-SVD (Algorithm 3)", "tab:blue", "-"),
     "practical": ("Practical SP-SVD (r ~ 2c)", "tab:red", "--"),
     "practical-equal": ("Practical SP-SVD (c = r)", "tab:pink", ":"),
     "three-sketch": ("three-sketch (Tropp 2019)", "tab:green", "-."),
@@ -46,6 +53,16 @@ def title(name):
     entry = ds.REGISTRY.get(name)
     return entry.label if entry is not None else name
 
+
+def _count(value):
+    return "?" if value is None or (isinstance(value, float) and math.isnan(value)) else \
+        f"{int(value)}"
+
+
+def _kernel_title(row):
+    """Data set, n, d and gamma of a kernel sweep's row (d: absent from older CSVs)."""
+    return (f"{title(row['dataset'])}\nn = {_count(row['n'])}, d = {_count(row.get('d'))}, "
+            f"gamma = {row['gamma']:g}")
 
 def _band(ax, cv, label, color, style, *, marker="o"):
     ax.plot(cv["x"], cv["mean"], style, color=color, marker=marker, ms=3, lw=1.5, label=label)
@@ -75,10 +92,13 @@ def draw_gmr(ax, rows):
     ax.set_xticks(ticks)
     ax.set_xticklabels([f"{v:g}" for v in ticks])
     ax.minorticks_off()
+    if cv["x"].min() <= 10 <= cv["x"].max():
+        ax.plot([10], [paper.GMR_A10], **PAPER, label="paper: ~0.05 at a = 10 (Section 6.1)")
     ax.set_xlabel("a = s_c / c = s_r / r")
     ax.set_ylabel("error ratio")
     r0 = rows[0]
-    ax.set_title(f"{title(r0['dataset'])}\n{r0['m']} x {r0['n']}, {r0['sketch']}", fontsize=9)
+    ax.set_title(f"{title(r0['dataset'])}\nn = {r0['m']}, d = {r0['n']}, {r0['sketch']} sketches",
+                 fontsize=9)  # fmt: skip
 
 
 def draw_kernel(ax, rows):
@@ -93,12 +113,20 @@ def draw_kernel(ax, rows):
             _hline(ax, sub, "error", xs, label, color, style)
         else:
             _band(ax, curve(sub, "a", "error"), label, color, style)
+    name = rows[0]["dataset"]
+    if name in paper.SPSD_TABLE:  # Table 7: the fast SPSD method at a = 8..16
+        pts = paper.SPSD_TABLE[name]
+        ax.plot(list(pts), list(pts.values()), **{**PAPER, "color": "tab:orange"},
+                markeredgecolor="black", label="paper: fast SPSD (Table 7)")  # fmt: skip
+    if name == "madelon":  # Section 6.2's text
+        for y, color, what in ((paper.MADELON_NYSTROM, "tab:red", "Nystrom ~0.55"),
+                               (paper.MADELON_OPTIMAL, "black", "faster SPSD ~0.42")):
+            ax.plot([xs[-1]], [y], **{**PAPER, "color": color}, markeredgecolor="black",
+                    label=f"paper: {what} (Section 6.2)")  # fmt: skip
     ax.set_yscale("log")
     ax.set_xlabel("a = s / c")
     ax.set_ylabel("||K - C U C^T||_F / ||K||_F")
-    r0 = rows[0]
-    ax.set_title(f"{title(r0['dataset'])}\nn = {r0['n']}, gamma = {r0['gamma']:g}, c = {r0['c']}",
-                 fontsize=9)  # fmt: skip
+    ax.set_title(f"{_kernel_title(rows[0])}, c = {rows[0]['c']}", fontsize=9)
 
 
 def draw_spsd_table(ax, rows):
@@ -109,11 +137,11 @@ def draw_spsd_table(ax, rows):
         _band(ax, curve(sub, "a", "error"), variant, next(colors), "-", marker=".")
     if name in paper.SPSD_TABLE:
         pts = paper.SPSD_TABLE[name]
-        ax.plot(list(pts), list(pts.values()), "kX", ms=7, label="paper (Table spsd)")
+        ax.plot(list(pts), list(pts.values()), **PAPER, label="paper (Table 7)")
     ax.set_yscale("log")
     ax.set_xlabel("a = s / c")
-    ax.set_ylabel("fast SPSD error")
-    ax.set_title(title(name), fontsize=9)
+    ax.set_ylabel("fast SPSD error ||K - C U C^T||_F / ||K||_F")
+    ax.set_title(f"{_kernel_title(rows[0])}, c = {rows[0]['c']}", fontsize=9)
 
 
 def draw_svd(ax, rows):
@@ -131,8 +159,8 @@ def draw_svd(ax, rows):
     ax.set_xlabel("(c + r) / k")
     ax.set_ylabel("||A - U S V^T||_F / ||A - A_k||_F - 1")
     r0 = rows[0]
-    ax.set_title(f"{title(r0['dataset'])}\n{r0['m']} x {r0['n']}, k = {r0['k']}, {r0['sketch']}",
-                 fontsize=9)  # fmt: skip
+    ax.set_title(f"{title(r0['dataset'])}\nn = {r0['m']}, d = {r0['n']}, k = {r0['k']}, "
+                 f"{r0['sketch']} sketches", fontsize=9)  # fmt: skip
 
 
 def draw_eta(ax, rows):
@@ -141,13 +169,19 @@ def draw_eta(ax, rows):
     theirs = [paper.ETA.get(n, math.nan) for n in names]
     x = np.arange(len(names))
     ax.bar(x - 0.2, ours, 0.4, label="ours", color="tab:blue")
-    ax.bar(x + 0.2, theirs, 0.4, label="paper", color="lightgray", edgecolor="black")
+    ax.bar(x + 0.2, theirs, 0.4, label="paper (Table 6)", color="lightgray", edgecolor="black")
+    for xi, value in zip(x, ours):
+        ax.text(xi - 0.2, value + 0.01, f"{value:.2f}", ha="center", fontsize=7)
+    for xi, value in zip(x, theirs):
+        if math.isfinite(value):
+            ax.text(xi + 0.2, value + 0.01, f"{value:.2f}", ha="center", fontsize=7)
     ax.set_xticks(x)
-    ax.set_xticklabels(names, rotation=20)
-    ax.set_ylim(0, 1)
+    ax.set_xticklabels([f"{title(r['dataset'])}\nn = {_count(r['n'])}, d = {_count(r.get('d'))}"
+                        f"\ngamma = {r['gamma']:g}" for r in rows], fontsize=7)  # fmt: skip
+    ax.set_ylim(0, 1.25)
     ax.set_ylabel("eta = ||K_k||_F^2 / ||K||_F^2")
-    ax.set_title(f"eta, k = {rows[0]['k']}", fontsize=9)
-    ax.legend(fontsize=8)
+    ax.set_title(f"eta of the RBF kernels, k = {rows[0]['k']} (Table 6)", fontsize=9)
+    ax.legend(fontsize=8, loc="upper center", ncol=2)
 
 
 DRAW = {"gmr": draw_gmr, "kernel": draw_kernel, "spsd-table": draw_spsd_table, "svd": draw_svd}
@@ -160,31 +194,46 @@ def _save(fig, path):
     return path
 
 
+def _legend(fig, axes):
+    """One legend above the panels, with the entries of every panel (first seen first)."""
+    entries = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    fig.legend(list(entries.values()), list(entries), loc="lower center",
+               ncol=min(4, len(entries)), fontsize=8, bbox_to_anchor=(0.5, 1.0))  # fmt: skip
+
+
+def _panels(plt, count):
+    ncol = min(3, count)
+    nrow = math.ceil(count / ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.6 * ncol, 3.8 * nrow), squeeze=False)
+    for ax in axes.flat[count:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:count])
+
+
 def plot_sweep(name, rows, folder):
     """Draw sweep ``name`` from its rows into ``folder``; returns the PNG paths."""
     plt = _pyplot()
     folder = Path(folder)
     if name == "eta":
-        fig, ax = plt.subplots(figsize=(6, 3.5))
+        fig, ax = plt.subplots(figsize=(1.6 + 1.3 * len(rows), 4))
         draw_eta(ax, rows)
         return [_save(fig, folder / "eta.png")]
+    if name == "investigate":
+        return plot_investigate(rows, folder)
     draw = DRAW[name]
     per_set = group(rows, "dataset")
     written = []
-    ncol = min(3, len(per_set))
-    nrow = math.ceil(len(per_set) / ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(4.6 * ncol, 3.8 * nrow), squeeze=False)
-    for ax, ((dataset,), sub) in zip(axes.flat, per_set.items()):
+    fig, axes = _panels(plt, len(per_set))
+    for ax, ((dataset,), sub) in zip(axes, per_set.items()):
         draw(ax, sub)
-    for ax in axes.flat[len(per_set):]:
-        ax.set_visible(False)
-    handles, labels = axes.flat[0].get_legend_handles_labels()
     if name == "gmr":  # the fitted line differs per panel: legend in each
-        for ax in axes.flat[: len(per_set)]:
+        for ax in axes:
             ax.legend(fontsize=7)
     else:
-        fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=8,
-                   bbox_to_anchor=(0.5, 1.0))  # fmt: skip
+        _legend(fig, axes)
     fig.tight_layout()
     written.append(_save(fig, folder / f"{name}.png"))
     for (dataset,), sub in per_set.items():
@@ -192,6 +241,86 @@ def plot_sweep(name, rows, folder):
         draw(ax, sub)
         ax.legend(fontsize=7)
         written.append(_save(fig, folder / name / f"{_safe(dataset)}.png"))
+    return written
+
+
+def draw_runs(ax, rows):
+    """Table 7's protocol run many times on one data set (the investigate sweep's as-run rows)."""
+    from .investigate import mean_spread
+
+    by_a = group(rows, "a")
+    xs = np.array(sorted(a for (a,) in by_a), dtype=float)
+    gen = np.random.default_rng(0)  # jitter only
+    for a in xs:
+        vals = np.array([r["value"] for r in by_a[(a,)]])
+        ax.plot(a + gen.uniform(-0.3, 0.3, vals.size), vals, ".", color="gray", ms=3, alpha=0.6,
+                label="single runs")  # fmt: skip
+    means = [np.mean([r["value"] for r in by_a[(a,)]]) for a in xs]
+    spread = np.array([mean_spread([r["value"] for r in by_a[(a,)]]) for a in xs])
+    ax.plot(xs, means, "-o", color="tab:blue", ms=3, label="mean of all runs")
+    ax.fill_between(xs, spread[:, 0], spread[:, 1], color="tab:blue", alpha=0.2, lw=0,
+                    label="mean of 10 runs, 5-95%")  # fmt: skip
+    name = rows[0]["dataset"]
+    if name in paper.SPSD_TABLE:
+        pts = paper.SPSD_TABLE[name]
+        ax.plot(list(pts), list(pts.values()), **PAPER, label="paper (Table 7)")
+    ax.set_yscale("log")
+    ax.set_xlabel("a = s / c")
+    ax.set_ylabel("fast SPSD error ||K - C U C^T||_F / ||K||_F")
+    runs = len(by_a[(xs[0],)])
+    ax.set_title(f"{_kernel_title(rows[0])}, c = {_count(rows[0]['c'])}, {runs} runs", fontsize=9)
+
+
+def draw_conditioning(ax, rows, model):
+    """Median amplification of Practical SP-SVD's core against x, both splits, one data set."""
+    styles = {"c = r": ("tab:pink", "o"), "r = 2c + 1": ("tab:red", "s")}
+    for (split,), sub in group([r for r in rows if r["metric"] == "amplification"],
+                               "attempt").items():  # fmt: skip
+        color, marker = styles.get(split, ("gray", "."))
+        by_x = group(sub, "x")
+        xs = sorted(x for (x,) in by_x)
+        ax.plot(xs, [np.median([r["value"] for r in by_x[(x,)]]) for x in xs], "-",
+                color=color, marker=marker, ms=4, label=f"{split}: measured (median)")
+        mx = [r for r in model if r["attempt"] == split and r["metric"] == "amplification"]
+        if mx:
+            mx.sort(key=lambda r: r["x"])
+            ax.plot([r["x"] for r in mx], [r["value"] for r in mx], "--", color=color,
+                    label=f"{split}: Gaussian model (median)")
+    ax.set_yscale("log")
+    ax.set_xlabel("(c + r) / k")
+    ax.set_ylabel("||(Psi U_C)^+ Psi T||_F / ||T||_F")
+    r0 = rows[0]
+    ax.set_title(f"{title(r0['dataset'])}\nn = {_count(r0['n'])}, d = {_count(r0['d'])}",
+                 fontsize=9)
+
+
+def plot_investigate(rows, folder):
+    """``investigate.png`` and ``investigate-svd.png`` from the investigate sweep's rows."""
+    from .investigate import AS_RUN, MODEL
+
+    plt = _pyplot()
+    written = []
+    runs = [r for r in rows if r["study"] == "spsd-table" and r["attempt"] == AS_RUN
+            and r["metric"] == "error"]  # fmt: skip
+    if runs:
+        per_set = group(runs, "dataset")
+        fig, axes = _panels(plt, len(per_set))
+        for ax, ((_,), sub) in zip(axes, per_set.items()):
+            draw_runs(ax, sub)
+        _legend(fig, axes)
+        fig.tight_layout()
+        written.append(_save(fig, folder / "investigate.png"))
+    cond = [r for r in rows if r["study"] == "svd-conditioning"]
+    model = [r for r in cond if r["dataset"] == MODEL]
+    data = [r for r in cond if r["dataset"] != MODEL]
+    if data:
+        per_set = group(data, "dataset")
+        fig, axes = _panels(plt, len(per_set))
+        for ax, ((_,), sub) in zip(axes, per_set.items()):
+            draw_conditioning(ax, sub, model)
+        _legend(fig, axes)
+        fig.tight_layout()
+        written.append(_save(fig, folder / "investigate-svd.png"))
     return written
 
 

@@ -1,7 +1,7 @@
-"""Sweep ``spsd-table``: Table "spsd", the fast SPSD baseline at s = a c, a = 8..16.
+"""Sweep ``spsd-table``: the paper's Table 7, the fast SPSD baseline at s = a c, a = 8..16.
 
 The paper lists the error of the fast SPSD method of Wang et al. (2016),
-U = (S C)^+ (S K S^T) (C^T S^T)^+, but not how its S samples.  This sweep
+U = (S C)^+ (S K S^T) (C^T S^T)^+ (eq. (4.1)), but not how its S samples.  This sweep
 runs every variant of ``sketchlab.fast_spsd`` (sampling distribution, with
 or without replacement, landmark columns forced into S or not) on the same
 landmarks as the kernel sweep, so that the report can say which variant
@@ -28,7 +28,7 @@ DEFAULT_DATASETS = ds.KERNEL_DATASETS
 NAME = "spsd-table"
 COLUMNS = (
     "dataset", "n", "gamma", "k", "c", "variant", "a", "s", "rep", "seed",
-    "landmark_seed", "error", "n_evaluated", "seconds",
+    "landmark_seed", "error", "n_evaluated", "seconds", "d",
 )  # fmt: skip
 
 # label -> keyword arguments of sketchlab.fast_spsd: sampling distribution of
@@ -107,6 +107,7 @@ def run(config, *, show_progress=True):
                             "variant": variant, "a": int(a), "s": s, "rep": rep, "seed": seed,
                             "landmark_seed": lm_seed, "error": err(result.U),
                             "n_evaluated": result.n_evaluated, "seconds": seconds,
+                            "d": X.shape[1],
                         })  # fmt: skip
                         bar.update()
     return rows

@@ -2,11 +2,13 @@
 
 import lzma
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
+
+# the data directories of the experiments, in the same order (see experiments.datasets.data_dirs)
+from experiments.datasets import describe_dirs, find_file
 
 settings.register_profile(
     "default", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -16,27 +18,18 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def data_dir():
-    """``$SKETCHLAB_DATA``, else ``../shared/datasets`` next to the checkout."""
-    env = os.environ.get("SKETCHLAB_DATA")
-    if env:
-        return Path(env)
-    return REPO.parent / "shared" / "datasets"
-
 
 @pytest.fixture(scope="session")
 def load_libsvm():
-    """Loader of a real LIBSVM data set by file name; skips the test when the
-    file is not present (data sets are never committed)."""
+    """Loader of a real LIBSVM data set by file name, looked for in
+    ``experiments.datasets.data_dirs()``; skips the test when the file is not
+    present (data sets are never committed)."""
     cache = {}
 
     def load(filename, n_features=None):
-        path = data_dir() / filename
-        if not path.exists():
-            pytest.skip(f"data set {filename} not found in {data_dir()} (set SKETCHLAB_DATA)")
+        path = find_file(filename)
+        if path is None:
+            pytest.skip(f"data set {filename} not found in {describe_dirs()}")
         if filename not in cache:
             from sklearn.datasets import load_svmlight_file
 

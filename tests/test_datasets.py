@@ -17,7 +17,6 @@ import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file
 
 from experiments import datasets as ds
-from tests.conftest import data_dir
 
 
 @pytest.fixture
@@ -102,6 +101,55 @@ def test_read_idx_errors(tmp_path):
     short.write_bytes(bytes([0, 0, 8, 1]) + struct.pack(">I", 10) + b"\x00" * 4)
     with pytest.raises(ds.DatasetError, match="truncated"):
         ds.read_idx(short)
+
+
+# ---- the data directories: one rule for the tests and the experiments -------------------
+
+
+def test_data_dirs_order(tmp_path, monkeypatch):
+    monkeypatch.delenv("SKETCHLAB_DATA", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    cache = tmp_path / "home" / ".cache" / "sketchlab"
+    assert ds.data_dirs() == [cache, ds.SHARED_DATA]
+    assert ds.data_home() == cache  # downloads go to the first
+    assert ds.SHARED_DATA.parent.parent == Path(ds.__file__).resolve().parents[2]
+    assert "$SKETCHLAB_DATA is not set" in ds.describe_dirs()
+    # $SKETCHLAB_DATA replaces the whole list
+    monkeypatch.setenv("SKETCHLAB_DATA", str(tmp_path / "mine"))
+    assert ds.data_dirs() == [tmp_path / "mine"]
+    assert ds.data_home() == tmp_path / "mine"
+
+
+def test_find_file_first_directory_wins(tmp_path, monkeypatch):
+    monkeypatch.delenv("SKETCHLAB_DATA", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    shared = tmp_path / "shared"
+    monkeypatch.setattr(ds, "SHARED_DATA", shared)
+    cache = tmp_path / ".cache" / "sketchlab"
+    shared.mkdir()
+    (shared / "x.svm").write_text("1 1:1\n")
+    assert ds.find_file("x.svm") == shared / "x.svm"
+    cache.mkdir(parents=True)
+    (cache / "x.svm").write_text("1 1:2\n")
+    assert ds.find_file("x.svm") == cache / "x.svm"
+    assert ds.find_file("absent.svm") is None
+    # registry entries follow the same order
+    (shared / "splice.xz").write_bytes(b"")
+    assert ds.locate(ds.REGISTRY["splice"]) == shared / "splice.xz"
+
+
+def test_tests_use_the_same_rule():
+    """tests/conftest.py's loader looks files up with experiments.datasets.find_file."""
+    from tests import conftest
+
+    assert conftest.find_file is ds.find_file
+
+
+def test_no_data_message_says_where_and_how(data_home):
+    text = ds.no_data_message("gmr", ds.GMR_DATASETS)
+    assert str(data_home) in text and "($SKETCHLAB_DATA)" in text
+    assert "gisette" in text and "stand-ins debian-tfidf, fashion-mnist" in text
+    assert "Set SKETCHLAB_DATA" in text and "--dataset PATH" in text
 
 
 # ---- registry, lookup, loading -----------------------------------------------------
@@ -308,21 +356,21 @@ def test_fetch_offline_registry_entry(data_home, monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["dna", "splice", "mushrooms", "madelon", "debian-tfidf"])
-def test_shared_copies_match_registry(name, monkeypatch):
-    monkeypatch.setenv("SKETCHLAB_DATA", str(data_dir()))
+def test_shared_copies_match_registry(name):
     entry = ds.REGISTRY[name]
     path, status = ds.verify(entry)
     if path is None:
-        pytest.skip(f"{name} not in {data_dir()}")
+        pytest.skip(f"{name} not in {ds.describe_dirs()}")
+    if status.startswith("unchecked"):
+        pytest.skip(f"no checksum known for {path}")
     assert status == "ok (sha256)"
 
 
 @pytest.mark.parametrize("name", ["dna", "splice", "mushrooms"])
-def test_real_shapes(name, monkeypatch):
-    monkeypatch.setenv("SKETCHLAB_DATA", str(data_dir()))
+def test_real_shapes(name):
     entry = ds.REGISTRY[name]
     if ds.locate(entry) is None:
-        pytest.skip(f"{name} not in {data_dir()}")
+        pytest.skip(f"{name} not in {ds.describe_dirs()}")
     data = ds.load(entry, download=False)
     assert data.X.shape == entry.shape
     assert np.count_nonzero(data.X) == entry.nnz
