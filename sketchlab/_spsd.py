@@ -456,7 +456,7 @@ def fast_spsd(K, c, s, *, columns=None, landmarks="uniform", rng=None, sampling=
     ``n c + s^2`` kernel evaluations, O(n c^2) for leverage scores, O(s c^2)
     for the pseudo-inverse.  A (1 + eps) bound needs
     ``s = O(c sqrt(n / eps))``, i.e. O(n c^2 / eps) entries (the paper's
-    Section 5.2).
+    Section 4.2).
 
     Examples
     --------
