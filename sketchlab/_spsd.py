@@ -359,7 +359,7 @@ def nystrom(K, c, *, columns=None, landmarks="uniform", rng=None, estimate_error
     Cost: ``n c`` kernel evaluations and O(c^3).  W is the block of C at the
     landmark rows, so no entry beyond C is needed.  Nystrom cannot reach a
     (1 + eps) bound relative to ``||K - K_k||_F`` unless
-    ``c = Omega(sqrt(n k / eps))`` (Wang & Zhang 2013; the paper's Section 5).
+    ``c = Omega(sqrt(n k / eps))`` (Wang & Zhang 2013; the paper's Section 4).
 
     Examples
     --------
