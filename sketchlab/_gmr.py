@@ -414,7 +414,8 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
     --------
     >>> import numpy as np, scipy.sparse as sp, sketchlab
     >>> rng = np.random.default_rng(0)
-    >>> A = sp.random(2000, 1500, density=0.01, format="csr", random_state=0)
+    >>> gen = np.random.default_rng(0)
+    >>> A = sp.random(2000, 1500, density=0.01, format="csr", random_state=gen)
     >>> C = A @ rng.normal(size=(1500, 10))
     >>> R = rng.normal(size=(10, 2000)) @ A
     >>> X = sketchlab.fast_gmr(A, C, R, sketch_size=(100, 100), rng=0)

@@ -1399,7 +1399,8 @@ def sketch_both(S1, A, S2, *, offsets=None, out=None, accumulate=False, check_fi
     Examples
     --------
     >>> import numpy as np, scipy.sparse as sp, sketchlab
-    >>> A = sp.random(50, 40, density=0.1, format="csr", random_state=0)
+    >>> gen = np.random.default_rng(0)
+    >>> A = sp.random(50, 40, density=0.1, format="csr", random_state=gen)
     >>> S1, S2 = sketchlab.CountSketch(6, 50, rng=1), sketchlab.CountSketch(5, 40, rng=2)
     >>> M = sketchlab.sketch_both(S1, A, S2)
     >>> bool(np.allclose(M, S1.toarray() @ A.toarray() @ S2.toarray().T))

@@ -443,7 +443,8 @@ def lowrank_residual(A, U, s, Vt):
     Examples
     --------
     >>> import numpy as np, scipy.sparse as sp, sketchlab
-    >>> A = sp.random(60, 40, density=0.1, format="csr", random_state=0)
+    >>> gen = np.random.default_rng(0)
+    >>> A = sp.random(60, 40, density=0.1, format="csr", random_state=gen)
     >>> U, s, Vt = np.linalg.svd(A.toarray(), full_matrices=False)
     >>> r = sketchlab.lowrank_residual(A, U[:, :5], s[:5], Vt[:5])
     >>> bool(np.isclose(r, np.sqrt((s[5:] ** 2).sum())))

@@ -381,7 +381,8 @@ def sketch_both(S1, A, S2, *, scheduler=None):
     Examples
     --------
     >>> import numpy as np, scipy.sparse as sp, dask.array as da, sketchlab
-    >>> X = sp.random(500, 400, density=0.02, format="csr", random_state=0)
+    >>> gen = np.random.default_rng(0)
+    >>> X = sp.random(500, 400, density=0.02, format="csr", random_state=gen)
     >>> A = da.from_array(X, chunks=(100, 200), asarray=False)
     >>> S1 = sketchlab.CountSketch(20, 500, rng=0)
     >>> S2 = sketchlab.CountSketch(15, 400, rng=1)
