@@ -22,7 +22,7 @@ from ._linalg import exact_core, project_psd as _project_psd, range_factors, sam
 from ._linalg import solve_core, squared_frobenius, symmetrize
 from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, sketch_both
 from ._registry import KINDS, SKETCH_KINDS, make_sketch
-from ._validation import as_generator, as_matrix, check_int, check_rtol, trusted
+from ._validation import as_generator, as_matrix, check_int, check_rtol, check_tol, trusted
 
 __all__ = [
     "gmr",
@@ -426,7 +426,7 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
     """
     structure = _check_structure_name(structure)
     rtol = check_rtol(rtol)
-    tol = _check_tol(tol)
+    tol = check_tol(tol)
     q = DEFAULT_PROBES if n_probes is None else check_int(n_probes, "n_probes", 2)
     A, C, R = check_gmr_inputs(A, C, R, dense_factors=False)  # sketched as they are
     _check_structure(structure, A, C, R)
@@ -455,20 +455,6 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
     # when the sketches were given), so X is the same with or without them
     probe = ResidualProbe(A, C, R, q, _probe_generator(sketch, rng))
     return X.astype(dtype, copy=False), probe.estimate(X)
-
-
-def _check_tol(tol):
-    if tol is None:
-        return None
-    if isinstance(tol, (bool, np.bool_)) or not np.isscalar(tol):
-        raise TypeError(f"tol must be None or a number in (0, 1), got {tol!r}")
-    try:
-        value = float(tol)
-    except (TypeError, ValueError):
-        raise TypeError(f"tol must be None or a number in (0, 1), got {tol!r}") from None
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"tol must be None or a number in (0, 1), got {tol!r}")
-    return value
 
 
 def _probe_generator(sketch, rng):

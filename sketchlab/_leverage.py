@@ -11,14 +11,13 @@ randomized subspace iteration (Halko, Martinsson & Tropp, "Finding structure
 with randomness", SIAM Review 53, 2011) for the rank-k scores.
 """
 
-import numbers
-
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._config import serial_blas
 from ._validation import as_generator, as_matrix, check_axis, check_choice, check_int
+from ._validation import check_rtol
 
 __all__ = ["leverage_scores"]
 
@@ -42,17 +41,6 @@ _POWER_ITERATIONS = 2
 _EMBEDDING_ROWS_PER_DIM = 8
 _EMBEDDING_NNZ_PER_COL = 4
 _JL_COLUMNS_PER_LOG = 8
-
-
-def _check_rtol(rtol):
-    if rtol is None:
-        return None
-    if isinstance(rtol, (bool, np.bool_)) or not isinstance(rtol, numbers.Real):
-        raise TypeError(f"rtol must be None or a real number in [0, 1), got {rtol!r}")
-    value = float(rtol)
-    if not 0.0 <= value < 1.0:  # False for NaN too
-        raise ValueError(f"rtol must be None or a real number in [0, 1), got {rtol!r}")
-    return value
 
 
 def _row_norms2(U):
@@ -169,7 +157,7 @@ def leverage_scores(A, axis=0, *, k=None, method="exact", rtol=None, rng=None):
     axis = check_axis(axis)
     A = as_matrix(A, "A")
     method = check_choice(method, "method", _METHODS)
-    rtol = _check_rtol(rtol)
+    rtol = check_rtol(rtol)
     gen = as_generator(rng)
     if k is not None:
         k = check_int(k, "k", 1, min(A.shape))

@@ -44,6 +44,7 @@ from ._validation import (
     check_choice,
     check_int,
     check_shape,
+    check_tol,
     result_dtype,
     trusted,
 )
@@ -555,28 +556,19 @@ _INPUT_DOC = """A : array_like, scipy.sparse matrix, or iterable of blocks
 def _single_pass(method, A, k, *, axis, block_size, shape, estimate_error, tol, **params):
     """One pass over A into the sketches of ``method``, then its recovery."""
     source = BlockSource(A, axis, block_size, shape)
-    tol = check_tol(tol, params.get("rank"))
+    tol = check_tol_or_rank(tol, params.get("rank"))
     _, rank, sketches = svd_sketches(method, source.shape, k, **params,
                                      estimate_error=bool(estimate_error) or tol is not None)
     state = run_pass(source, sketches)
     return finish(svd_recover(method, state, rank, overwrite=True, tol=tol), estimate_error)
 
 
-def check_tol(tol, rank=None):
-    """``tol`` of the single-pass SVDs: None, or a number in (0, 1); not with rank."""
-    if tol is None:
-        return None
-    if rank is not None:
+def check_tol_or_rank(tol, rank):
+    """``tol`` of the single-pass SVDs, checked, and not together with rank."""
+    tol = check_tol(tol)
+    if tol is not None and rank is not None:
         raise ValueError(f"give rank= or tol=, not both (got rank={rank!r}, tol={tol!r})")
-    if isinstance(tol, (bool, np.bool_)):
-        raise TypeError(f"tol must be None or a number in (0, 1), got {tol!r}")
-    try:
-        value = float(tol)
-    except (TypeError, ValueError):
-        raise TypeError(f"tol must be None or a number in (0, 1), got {tol!r}") from None
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"tol must be None or a number in (0, 1), got {tol!r}")
-    return value
+    return tol
 
 
 def finish(result, estimate_error):

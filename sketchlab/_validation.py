@@ -239,7 +239,19 @@ def check_rtol(rtol, name="rtol"):
         raise TypeError(f"{name} must be None or a real number in [0, 1), got {rtol!r}")
     value = float(rtol)
     if not (np.isfinite(value) and 0.0 <= value < 1.0):
-        raise ValueError(f"{name} must be None or a number in [0, 1), got {rtol!r}")
+        raise ValueError(f"{name} must be None or a real number in [0, 1), got {rtol!r}")
+    return value
+
+
+def check_tol(tol, name="tol"):
+    """None, or a number in (0, 1) (a target accuracy)."""
+    if tol is None:
+        return None
+    if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, numbers.Real):
+        raise TypeError(f"{name} must be None or a number in (0, 1), got {tol!r}")
+    value = float(tol)
+    if not 0.0 < value < 1.0:  # False for NaN too
+        raise ValueError(f"{name} must be None or a number in (0, 1), got {tol!r}")
     return value
 
 

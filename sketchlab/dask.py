@@ -487,7 +487,7 @@ def _single_pass(method, A, k, *, axis, block_size, shape, scheduler, estimate_e
     operators (same ``rng``, same draws), one pass over the chunks, the
     in-memory recovery."""
     shape = _check_svd_input(A, axis, block_size, shape)
-    tol = _svd.check_tol(tol, params.get("rank"))
+    tol = _svd.check_tol_or_rank(tol, params.get("rank"))
     _, rank, sketches = _svd.svd_sketches(method, shape, k, **params,
                                           estimate_error=bool(estimate_error) or tol is not None)
     state = sketch_state(A, sketches, scheduler=scheduler)
