@@ -10,12 +10,13 @@ methods' landmarks (``sketchlab._selection``).
 import numpy as np
 import scipy.sparse as sp
 
-from ._errors import DEFAULT_PROBES
+from ._errors import check_probes
 from ._gmr import ResidualProbe, fast_gmr, gmr
 from ._linalg import solve_core
 from ._selection import CUR_SELECTIONS
 from ._selection import select as select_indices
-from ._validation import as_generator, as_matrix, check_choice, check_int, trusted
+from ._validation import as_generator, as_matrix, check_choice, check_int, check_sketchable
+from ._validation import trusted
 
 __all__ = ["cur", "CURDecomposition", "CUR_CORES"]
 
@@ -218,7 +219,7 @@ def cur(A, c, r=None, *, k=None, select="approx-leverage", core="fast", sketch_s
 def check_cur_args(shape, c, r, k, select, core, n_probes, sketch_size):
     """The checked arguments of :func:`cur`: ``(c, r, k, select, core,
     n_probes, sketch_size)`` with the defaults filled in."""
-    m, n = shape
+    m, n = check_sketchable(shape)
     if m == 0 or n == 0:
         raise ValueError(f"A must not have an empty dimension, got shape {tuple(shape)}")
     c = check_int(c, "c", 1, n)
@@ -228,7 +229,7 @@ def check_cur_args(shape, c, r, k, select, core, n_probes, sketch_size):
     k = check_int(k, "k", 1, min(m, n))
     select = check_choice(select, "select", CUR_SELECTIONS)
     core = check_choice(core, "core", CUR_CORES)
-    q = DEFAULT_PROBES if n_probes is None else check_int(n_probes, "n_probes", 2)
+    q = check_probes(n_probes)
     if sketch_size is None:
         sketch_size = (min(m, _DEFAULT_A * c), min(n, _DEFAULT_A * r))
     return c, r, k, select, core, q, sketch_size

@@ -32,14 +32,23 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._operators import CountSketch, GaussianSketch, compose
+from ._validation import check_int
 
 __all__ = ["ErrorEstimate", "from_gaussian_probes", "from_samples", "probe_operator",
-           "probe_inner_size", "CONFIDENCE", "DEFAULT_PROBES"]
+           "probe_inner_size", "check_probes", "CONFIDENCE", "DEFAULT_PROBES"]
 
 CONFIDENCE = 0.90
 _TAIL = (1.0 - CONFIDENCE) / 2
 DEFAULT_PROBES = 10
 """Probes of a test sketch by default."""
+MAX_PROBES = 1 << 16
+
+
+def check_probes(n_probes, default=DEFAULT_PROBES):
+    """``n_probes`` as an int in [2, 65536] (default when None)."""
+    if n_probes is None:
+        return default
+    return check_int(n_probes, "n_probes", 2, MAX_PROBES)
 # rows of the CountSketch the Gaussian probes act through, per probe
 _PROBE_INNER_FACTOR = 4
 

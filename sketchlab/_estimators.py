@@ -12,6 +12,7 @@ from . import _spsd
 from ._config import serial_blas
 from ._kernel_matrices import kernel_oracle
 from ._linalg import solve_core, symmetrize
+from ._errors import check_probes
 from ._registry import kinds_with
 from ._selection import LANDMARKS, select_landmarks
 from ._sketch_state import SketchState
@@ -211,7 +212,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             s = n
         s = max(s, c)
         K = self._oracle(X)
-        gen = as_generator(self.random_state)
+        gen = as_generator(self.random_state, "random_state")
         estimate = bool(self.estimate_error)
         if core == "nystrom" and not estimate:
             # Nystroem's work: the landmark block alone (C only if the
@@ -495,8 +496,9 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             method, (_MAX_ROWS, n_features), k, c=self.c, r=self.r,
             s_c=None if method == "practical" else self.s_c,
             s_r=None if method == "practical" else self.s_r,
-            range_sketch=range_sketch, core_sketch=core_sketch, rng=self.random_state,
-            estimate_error=True, n_probes=check_int(self.n_probes, "n_probes", 2),
+            range_sketch=range_sketch, core_sketch=core_sketch,
+            rng=as_generator(self.random_state, "random_state"),
+            estimate_error=True, n_probes=check_probes(self.n_probes),
         )
         return SketchState((None, n_features), sketches)
 

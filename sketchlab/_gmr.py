@@ -17,12 +17,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._config import serial_blas
-from ._errors import DEFAULT_PROBES, from_gaussian_probes, probe_inner_size, probe_operator
+from ._errors import check_probes, from_gaussian_probes, probe_inner_size, probe_operator
 from ._linalg import exact_core, project_psd as _project_psd, range_factors, sampling_scores
 from ._linalg import solve_core, squared_frobenius, symmetrize
 from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, sketch_both
 from ._registry import KINDS, SKETCH_KINDS, make_sketch
-from ._validation import as_generator, as_matrix, check_int, check_rtol, check_tol, trusted
+from ._validation import as_generator, as_matrix, check_int, check_rtol, check_sketchable
+from ._validation import check_tol, trusted
 
 __all__ = [
     "gmr",
@@ -215,6 +216,7 @@ def _leverage_sampler(factor, axis, size, gen):
 
 def _make_sketches(sketch, sketch_size, C, R, m, n, rng):
     """(S_C, S_R) from a kind name or a pair of operators."""
+    check_sketchable((m, n))
     if isinstance(sketch, str):
         if sketch not in SKETCH_KINDS:
             raise ValueError(
@@ -427,7 +429,7 @@ def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None,
     structure = _check_structure_name(structure)
     rtol = check_rtol(rtol)
     tol = check_tol(tol)
-    q = DEFAULT_PROBES if n_probes is None else check_int(n_probes, "n_probes", 2)
+    q = check_probes(n_probes)
     A, C, R = check_gmr_inputs(A, C, R, dense_factors=False)  # sketched as they are
     _check_structure(structure, A, C, R)
     dtype = out_dtype(A, C, R)
@@ -490,6 +492,7 @@ class ResidualProbe:
 # kinds whose sketch of size 2s splits into two independent sketches of size s
 _SPLIT_KINDS = ("countsketch", "gaussian", "uniform", "leverage")
 _MAX_TOL_ROUNDS = 6
+_MAX_GROWTH = 8.0  # a round's sketch is at most this many times the previous one
 
 
 def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rng):
@@ -545,8 +548,11 @@ def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rn
         # excess falls like 1/s: the next round's whole sketch must bring the
         # combination's excess down to the target
         target = optimum * ((1.0 + 0.8 * tol) ** 2 - 1.0)
-        need = 1.0 / target - 1.0 / excess_comb  # precision the next round must add
-        grow = max(1.5, excess * need)  # excess of this round's X over the next one's
+        if target > 0:
+            need = 1.0 / target - 1.0 / excess_comb  # precision the next round must add
+            grow = min(_MAX_GROWTH, max(1.5, excess * need))  # this round's excess over the next
+        else:  # the estimated optimum is 0: no size is predicted, grow by the most
+            grow = _MAX_GROWTH
         half = (min(m // 2, int(np.ceil(h_c * grow))), min(n // 2, int(np.ceil(h_r * grow))))
     warnings.warn(f"fast_gmr(tol={tol}) stopped after {_MAX_TOL_ROUNDS} rounds with an "
                   f"estimated error ratio of {ratio:.3g}", stacklevel=3)

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from . import _hash
 from ._config import TABLE_CACHE_MAX_DIM
 from ._validation import (
+    MAX_DIM,
     as_matrix,
     check_axis,
     check_int,
@@ -48,7 +49,7 @@ __all__ = [
 
 # Dimensions are bounded so that buckets fit the 32-bit multiply-shift and
 # the tables can use 32-bit indices.
-_MAX_DIM = 2**31 - 1
+_MAX_DIM = MAX_DIM
 # The hashing kinds pack a nonzero as ``row << 1 | sign_bit`` in 4 bytes.
 _MAX_HASH_ROWS = 2**30
 # Columns of a dense kind (Gaussian, SRHT block form) generated at a time:
@@ -98,6 +99,28 @@ def _cheap_free_slices(A, axis):
     if sp.issparse(A):
         return A.format == ("csr" if axis == 1 else "csc")
     return A.flags.c_contiguous if axis == 1 else A.flags.f_contiguous
+
+
+# A sparse input whose sketched dimension is above this size and 8 times its
+# stored entries is applied through tables of the indices it touches only
+# (O(nnz) memory instead of O(input_dim)).
+_COMPACT_MIN_DIM = 1 << 22
+
+
+def _touched(A, axis):
+    """``(A with its sketched dimension compacted to the indices it touches,
+    those indices)`` for a sparse A whose sketched dimension (``axis``) is
+    huge and stored in its ``indices`` (CSC rows, CSR columns); else None."""
+    if not sp.issparse(A):
+        return None
+    dim = A.shape[axis]
+    if dim <= _COMPACT_MIN_DIM or dim <= 8 * A.nnz or A.format != ("csc" if axis == 0 else "csr"):
+        return None
+    positions, local = np.unique(A.indices, return_inverse=True)
+    shape = (positions.size, A.shape[1]) if axis == 0 else (A.shape[0], positions.size)
+    compact = type(A)((A.data, local.astype(np.int64).ravel(), A.indptr), shape=shape,
+                      copy=False)
+    return compact, positions.astype(np.int64)
 
 
 def _rows_contiguous(out):
@@ -540,8 +563,16 @@ class _TableSketch(SketchOperator):
         return tables
 
     def _apply(self, A, axis, offset, out, accumulate):
+        touched = _touched(A, axis)
+        if touched is not None:  # a huge, very sparse dimension: tables of its nonzeros only
+            A, positions = touched
+            return _apply_tables(self._tables_at(offset + positions), A, axis, out, accumulate)
         return _apply_tables(self._tables(offset, offset + A.shape[axis]), A, axis, out,
                              accumulate)
+
+    def _tables_at(self, columns):
+        """:class:`_Tables` of the given sorted global columns (not cached)."""
+        raise NotImplementedError  # pragma: no cover
 
     def _apply_many(self, arrays, axis, offset):
         tables = self._tables(offset, offset + arrays[0].shape[axis])
@@ -733,6 +764,17 @@ class OSNAP(_TableSketch):
             hashing_codes(self._key, self._s, p, j0, b, codes)
         return _Tables(self._s, codes=codes, p=p, scale=1.0 / np.sqrt(p))
 
+    def _tables_at(self, columns):
+        from ._jit import threads_for
+        from ._jit.hashing import hashing_codes_at
+
+        p = self._p
+        codes = np.empty(columns.shape[0] * p, dtype=np.int32)
+        with threads_for(codes.shape[0]):
+            hashing_codes_at(self._key, self._s, p, np.ascontiguousarray(columns, np.int64),
+                             codes)
+        return _Tables(self._s, codes=codes, p=p, scale=1.0 / np.sqrt(p))
+
 
 class CountSketch(OSNAP):
     """CountSketch (Clarkson & Woodruff, 2013): one ``+-1`` per column.
@@ -815,6 +857,16 @@ class _Sampler(_TableSketch):
         rows = sel[order].astype(np.int32)
         vals = self._weights[sel[order]]
         return _Tables(self._s, csc=(col_ptr, rows, vals))
+
+    def _tables_at(self, columns):
+        idx = self._indices
+        sel = np.flatnonzero(np.isin(idx, columns))
+        cols = np.searchsorted(columns, idx[sel])
+        order = np.argsort(cols, kind="stable")
+        col_ptr = np.zeros(columns.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cols, minlength=columns.shape[0]), out=col_ptr[1:])
+        return _Tables(self._s, csc=(col_ptr, sel[order].astype(np.int32),
+                                     self._weights[sel[order]]))
 
 
 class UniformSampler(_Sampler):
@@ -962,10 +1014,12 @@ class LeverageScoreSampler(_Sampler):
         from ._validation import as_generator
 
         if method == "exact":  # no randomness in the scores: rng seeds the sampler alone
-            scores = leverage_scores(A, axis=axis, k=k, method=method)
-            return cls(sketch_size, scores.shape[0], scores=scores, rng=rng)
-        gen = as_generator(rng)
-        scores = leverage_scores(A, axis=axis, k=k, method=method, rng=gen)
+            scores, gen = leverage_scores(A, axis=axis, k=k, method=method), rng
+        else:
+            gen = as_generator(rng)
+            scores = leverage_scores(A, axis=axis, k=k, method=method, rng=gen)
+        if not scores.sum() > 0:
+            raise ValueError("A is all zero: it has no leverage scores to sample by")
         return cls(sketch_size, scores.shape[0], scores=scores, rng=gen)
 
 
@@ -1461,8 +1515,16 @@ def _both_tables(S1, A, S2, i0, j0, out, accumulate):
         if A.flags.c_contiguous:
             return S2._apply(S1._apply(A, 0, i0, None, False), 1, j0, out, accumulate)
         return S1._apply(S2._apply(A, 1, j0, None, False), 0, i0, out, accumulate)
-    t1 = S1._tables(i0, i0 + m)
-    t2 = S2._tables(j0, j0 + n)
+    t1 = t2 = None
+    touched = _touched(A, 1 if A.format == "csr" else 0)
+    if touched is not None:  # a huge, very sparse dimension: tables of its nonzeros only
+        A, positions = touched
+        if A.format == "csr":
+            t2 = S2._tables_at(j0 + positions)
+        else:
+            t1 = S1._tables_at(i0 + positions)
+    t1 = S1._tables(i0, i0 + m) if t1 is None else t1
+    t2 = S2._tables(j0, j0 + n) if t2 is None else t2
     dtype = result_dtype(A.dtype)
     s1, s2 = S1.sketch_size, S2.sketch_size
     # the CSC arrays of A are the CSR arrays of A^T: (S1 A S2^T)^T = S2 A^T S1^T

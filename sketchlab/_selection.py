@@ -143,7 +143,9 @@ def _from_vectors(V, count, method, k, gen):
         Vk = V[:, :k]
         return weighted_without_replacement(np.einsum("ij,ij->i", Vk, Vk), count, gen)
     Vc = V[:, :min(count, V.shape[1])]
-    if method == "deim":
+    if Vc.shape[1] == 0:  # a zero sketch (A = 0): no direction to choose by
+        chosen = np.empty(0, dtype=np.int64)
+    elif method == "deim":
         chosen = _deim(Vc)
     else:  # pivoted-qr
         with serial_blas():

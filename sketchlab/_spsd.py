@@ -22,7 +22,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ._config import serial_blas
-from ._errors import from_samples
+from ._errors import check_probes, from_samples
 from ._gmr import solve_sketched
 from ._kernel_matrices import as_kernel
 from ._linalg import exact_core, sampling_scores, solve_core, symmetrize
@@ -272,7 +272,7 @@ def _estimate(K, approx, n_probes, gen):
     and the variance bounded when E is not PSD.  Uniform rows alone miss a
     small cluster of badly approximated points far too often to be honest."""
     n = K.shape[0]
-    q = min(n, _SPSD_PROBES if n_probes is None else check_int(n_probes, "n_probes", 2))
+    q = min(n, check_probes(n_probes, _SPSD_PROBES))
     C = np.asarray(approx.C, dtype=np.float64)
     CU = C @ approx.U
     diag_error = np.abs(np.asarray(K.diagonal(), dtype=np.float64)

@@ -32,7 +32,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._config import serial_blas
-from ._errors import DEFAULT_PROBES, from_gaussian_probes, probe_inner_size, probe_operator
+from ._errors import check_probes, from_gaussian_probes, probe_inner_size, probe_operator
 from ._linalg import solve_core
 from ._operators import UniformSampler
 from ._registry import SVD_SKETCHES, make_sketch
@@ -44,6 +44,7 @@ from ._validation import (
     check_choice,
     check_int,
     check_shape,
+    check_sketchable,
     check_tol,
     result_dtype,
     trusted,
@@ -108,7 +109,7 @@ def svd_sketches(method, shape, k, *, c=None, r=None, s_c=None, s_r=None,
     """
     method = check_choice(method, "method", METHODS)
     _check_kinds(range_sketch, core_sketch if method != "practical" else None)
-    shape = check_shape(shape)
+    shape = check_sketchable(check_shape(shape))
     k = check_int(k, "k", 1, min(shape))
     if method == "practical":
         c, r = _practical_sizes(k, shape, c, r)
@@ -116,7 +117,7 @@ def svd_sketches(method, shape, k, *, c=None, r=None, s_c=None, s_r=None,
         sizes = _fast_sizes if method == "fast" else _three_sizes
         c, r, s_c, s_r = sizes(k, shape, c, r, s_c, s_r)
     rank = k if rank is None else check_int(rank, "rank", 1, min(c, r))
-    q = DEFAULT_PROBES if n_probes is None else check_int(n_probes, "n_probes", 2)
+    q = check_probes(n_probes)
     m, n = shape
     gen = as_generator(rng)
     sketches = {

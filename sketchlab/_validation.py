@@ -15,7 +15,7 @@ import scipy.sparse as sp
 _MAX_SEED = 2**64
 
 
-def check_random_state(rng):
+def check_random_state(rng, name="rng"):
     """Return a 64-bit seed (Python int) drawn from ``rng``.
 
     ``rng`` follows Scientific Python's SPEC 7 (seeding): None (fresh
@@ -27,29 +27,30 @@ def check_random_state(rng):
     if rng is None:
         return int(np.random.default_rng().integers(0, 2**63, dtype=np.int64))
     if isinstance(rng, (bool, np.bool_)):
-        raise TypeError(f"rng must be None, an int or a numpy.random.Generator, got {rng!r}")
+        raise TypeError(f"{name} must be None, an int or a numpy.random.Generator, got {rng!r}")
     if isinstance(rng, numbers.Integral):
         rng = int(rng)
         if not 0 <= rng < _MAX_SEED:
-            raise ValueError(f"rng must be an int in [0, 2**64), got {rng!r}")
+            raise ValueError(f"{name} must be an int in [0, 2**64), got {rng!r}")
         return rng
     if isinstance(rng, np.random.Generator):
         return int(rng.integers(0, 2**63, dtype=np.int64))
     if isinstance(rng, np.random.RandomState):
         return int(rng.randint(0, 2**63 - 1, dtype=np.int64))
     raise TypeError(
-        f"rng must be None, an int or a numpy.random.Generator, got {type(rng).__name__}"
+        f"{name} must be None, an int or a numpy.random.Generator, got {type(rng).__name__}"
     )
 
 
-def as_generator(rng):
-    """A ``numpy.random.Generator`` from None, an int, a Generator or a RandomState."""
+def as_generator(rng, name="rng"):
+    """A ``numpy.random.Generator`` from None, an int, a Generator or a
+    RandomState; errors name the parameter ``name``."""
     if isinstance(rng, np.random.Generator):
         return rng
     if isinstance(rng, np.random.RandomState):
-        return np.random.default_rng(check_random_state(rng))
+        return np.random.default_rng(check_random_state(rng, name))
     if rng is not None:
-        check_random_state(rng)
+        check_random_state(rng, name)
     return np.random.default_rng(rng)
 
 
@@ -119,72 +120,140 @@ def check_finite(A, name):
         raise ValueError(f"{name} must not contain NaN or Inf")
 
 
-def check_compressed(A, name, finite=True):
-    """Check the arrays of a CSR/CSC matrix that the compiled loops index with
-    (pointers, index range) and, with ``finite``, its values.  scipy's
-    constructors do not check index ranges; a corrupt matrix must give an
-    error, never a crash."""
+def _index_array(arr, name, what):
+    """A 1-D integer ndarray in native byte order (a big-endian array, as
+    read from a file, is converted: the compiled loops need native ints)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"{name}.{what} must be a numpy integer array, got {type(arr).__name__}")
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise TypeError(
+            f"{name}.{what} must be a 1-D integer array, got dtype {arr.dtype} and shape "
+            f"{arr.shape}"
+        )
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    return arr
+
+
+def _check_pointers(indptr, indices, data_len, nvec, ncols, name, fmt, shape):
+    """Check compressed index arrays: ``indptr`` of length nvec + 1 from 0,
+    non-decreasing, within ``indices``; ``indices`` in [0, ncols).  Returns
+    the number of stored entries (``indptr[-1]``)."""
     from ._jit import threads_for
     from ._jit.reductions import count_bad_entries, pointers_valid
 
-    ncols = A.shape[1] if A.format == "csr" else A.shape[0]
-    nvec = A.shape[0] if A.format == "csr" else A.shape[1]
-    indptr, indices, data = A.indptr, A.indices, A.data
-    for what, arr in (("indptr", indptr), ("indices", indices)):
-        if arr.ndim != 1 or arr.dtype.kind not in "iu":
-            raise TypeError(
-                f"{name}.{what} must be a 1-D integer array, got dtype {arr.dtype} and "
-                f"shape {arr.shape}"
-            )
-    if data.ndim != 1:
-        raise ValueError(f"{name}.data must be 1-D, got shape {data.shape}")
     if indptr.shape[0] != nvec + 1:
         raise ValueError(
-            f"{name}.indptr must have length {nvec + 1} for a {A.format.upper()} matrix of "
-            f"shape {A.shape}, got {indptr.shape[0]}"
+            f"{name}.indptr must have length {nvec + 1} for a {fmt.upper()} matrix of shape "
+            f"{shape}, got {indptr.shape[0]}"
         )
     if indptr[0] != 0:
         raise ValueError(f"{name}.indptr must start at 0, got indptr[0] = {int(indptr[0])}")
-    if not pointers_valid(indptr, min(indices.shape[0], data.shape[0])):
+    if indices.shape[0] != data_len:
+        raise ValueError(
+            f"{name}.indices and {name}.data must have the same length, got "
+            f"{indices.shape[0]} and {data_len}"
+        )
+    if indptr.dtype.kind == "u" and indptr.shape[0] and int(indptr.max()) > np.iinfo(np.int64).max:
+        raise ValueError(f"{name}.indptr holds values beyond the int64 range")
+    indptr64 = indptr if indptr.dtype.kind == "i" else indptr.astype(np.int64)
+    if not pointers_valid(indptr64, indices.shape[0]):
         raise ValueError(
             f"{name}.indptr must be non-decreasing and end at most at len({name}.indices) = "
-            f"{min(indices.shape[0], data.shape[0])}, got indptr[-1] = {int(indptr[-1])}"
+            f"{indices.shape[0]}, got indptr[-1] = {int(indptr[-1])}"
         )
-    lo, hi = int(indptr[0]), int(indptr[-1])  # the entries the kernels read
-    finite = finite and data.dtype.kind == "f"
-    with threads_for(hi - lo):
-        outside, nonfinite = count_bad_entries(indices[lo:hi], data[lo:hi], ncols, finite)
+    nnz = int(indptr[-1])
+    dummy = np.zeros(1)
+    with threads_for(nnz):
+        outside, _ = count_bad_entries(indices[:nnz], dummy, ncols, False)
     if outside:
         raise ValueError(f"{name} has sparse indices outside [0, {ncols})")
-    if nonfinite:
+    return nnz
+
+
+def check_compressed(A, name, finite=True):
+    """Check the arrays of a CSR/CSC matrix that the compiled loops index with
+    (pointers, index range) and, with ``finite``, its values, and return A
+    in canonical array form: native-endian signed index arrays, no stored
+    entries past ``indptr[-1]`` (scipy ignores them; they are trimmed, not
+    copied, so that every computation sees exactly the matrix scipy sees).
+    scipy's constructors do not check index ranges; a corrupt matrix must
+    give an error, never a crash."""
+    from ._jit import threads_for
+    from ._jit.reductions import count_bad_entries
+
+    fmt = A.format
+    ncols = A.shape[1] if fmt == "csr" else A.shape[0]
+    nvec = A.shape[0] if fmt == "csr" else A.shape[1]
+    indptr = _index_array(A.indptr, name, "indptr")
+    indices = _index_array(A.indices, name, "indices")
+    data = A.data
+    if not isinstance(data, np.ndarray) or data.ndim != 1:
+        raise ValueError(f"{name}.data must be a 1-D array, got {type(data).__name__}")
+    check_numeric_dtype(data.dtype, name)
+    nnz = _check_pointers(indptr, indices, data.shape[0], nvec, ncols, name, fmt, A.shape)
+    if finite and data.dtype in (np.float32, np.float64):
+        with threads_for(nnz):
+            _, nonfinite = count_bad_entries(indices[:nnz], data[:nnz], ncols, True)
+        if nonfinite:
+            raise ValueError(f"{name} must not contain NaN or Inf")
+    elif finite and data.dtype.kind == "f" and not np.isfinite(data[:nnz]).all():
         raise ValueError(f"{name} must not contain NaN or Inf")
+    if indptr.dtype.kind == "u":
+        indptr = indptr.astype(np.int64)
+    if indices.dtype.kind == "u":
+        indices = indices.astype(np.int64)
+    if (indptr is not A.indptr or indices is not A.indices or indices.shape[0] > nnz):
+        cls = type(A)
+        A = cls((data[:nnz], indices[:nnz], indptr), shape=A.shape, copy=False)
+    return A
 
 
 def check_sparse_structure(A, name):
     """Check the index arrays of a scipy.sparse ``A`` before anything (scipy's
     format conversions included) reads through them; dense input passes.
 
-    CSR, CSC and BSR: pointers and index ranges (:func:`check_compressed`,
-    values not checked); COO: row and column ranges.  Other formats (LIL,
-    DOK, DIA) keep their structure in Python objects or offsets that scipy
-    checks itself.
+    CSR, CSC and BSR: pointers and index ranges; COO: row and column ranges;
+    LIL: row lists against data lists and column ranges; DOK keeps checked
+    keys; DIA only offsets, which scipy checks.  Values must be real numbers.
+    Returns A, in canonical form for CSR/CSC (see :func:`check_compressed`).
     """
     if not sp.issparse(A):
         return A
     fmt = A.format
     if fmt in ("csr", "csc"):
-        check_compressed(A, name, finite=False)
-    elif fmt == "bsr":
+        return check_compressed(A, name, finite=False)
+    if fmt == "lil":
+        rows, vals = A.rows, A.data
+        if len(rows) != A.shape[0] or len(vals) != A.shape[0]:
+            raise ValueError(f"{name} has LIL rows and data of the wrong length")
+        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+        if not np.array_equal(lengths, np.fromiter(map(len, vals), dtype=np.int64,
+                                                   count=len(vals))):
+            raise ValueError(f"{name} has LIL rows whose index and value lists differ in length")
+        columns = [c for r in rows for c in r]
+        if columns and (min(columns) < 0 or max(columns) >= A.shape[1]):
+            raise ValueError(f"{name} has sparse indices outside [0, {A.shape[1]})")
+        data = np.asarray([v for r in vals for v in r])
+        if data.size:
+            check_numeric_dtype(data.dtype, name)
+        return A
+    if fmt == "dok":
+        return A
+    data = A.data
+    if isinstance(data, np.ndarray):
+        check_numeric_dtype(data.dtype, name)
+    if fmt == "bsr":
         R, C = A.blocksize
-        blocks = sp.csr_matrix((np.ones(A.indices.shape[0]), A.indices, A.indptr),
-                               shape=(A.shape[0] // R, A.shape[1] // C), copy=False)
-        check_compressed(blocks, f"{name} (BSR blocks)", finite=False)
-        if A.data.ndim != 3 or A.data.shape[0] < A.indices.shape[0]:
-            raise ValueError(f"{name} has a BSR data array of the wrong shape {A.data.shape}")
+        indptr = _index_array(A.indptr, name, "indptr")
+        indices = _index_array(A.indices, name, "indices")
+        if not isinstance(data, np.ndarray) or data.ndim != 3 or data.shape[1:] != (R, C):
+            raise ValueError(f"{name} has a BSR data array of the wrong shape {np.shape(data)}")
+        _check_pointers(indptr, indices, data.shape[0], A.shape[0] // R, A.shape[1] // C,
+                        f"{name} (BSR blocks)", "bsr", A.shape)
     elif fmt == "coo":
         for axis, coord in enumerate((A.row, A.col)):
-            if coord.dtype.kind not in "iu":
-                raise TypeError(f"{name} has COO indices of dtype {coord.dtype}")
+            coord = _index_array(coord, name, "row" if axis == 0 else "col")
             if coord.shape != A.data.shape:
                 raise ValueError(f"{name} has COO index and data arrays of different lengths")
             if coord.size and (coord.min() < 0 or coord.max() >= A.shape[axis]):
@@ -229,6 +298,20 @@ def check_shape(shape, name="shape"):
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be a pair of ints (m, n), got {shape!r}") from None
     return check_int(m, f"{name}[0]", 1), check_int(n, f"{name}[1]", 1)
+
+
+MAX_DIM = 2**31 - 1
+"""Largest dimension a sketching operator compresses."""
+
+
+def check_sketchable(shape, name="A"):
+    """A shape whose dimensions the operators can compress (at most 2**31 - 1)."""
+    if max(shape) > MAX_DIM:
+        raise ValueError(
+            f"{name} must have at most 2**31 - 1 rows and columns to be sketched, got shape "
+            f"{tuple(shape)}"
+        )
+    return shape
 
 
 def check_rtol(rtol, name="rtol"):
@@ -283,15 +366,21 @@ def as_matrix(A, name, *, allow_1d=False, sparse=True, finite=True, copy=False):
             raise TypeError(f"{name} must be a dense array, got a scipy.sparse {A.format} matrix")
         if A.ndim != 2:
             raise ValueError(f"{name} must be 2-D, got {A.ndim}-D")
+        if _is_trusted(A):
+            return A
         if A.format not in ("csr", "csc"):
             check_sparse_structure(A, name)  # before scipy converts through its indices
             A = A.tocsr()
         check_numeric_dtype(A.dtype, name)
         dtype = result_dtype(A.dtype)
-        if A.dtype != dtype:
-            A = A.astype(dtype)
-        elif copy:
-            A = A.copy()
+        if A.dtype == dtype:
+            # one pass over indices and values together (a large A is read once)
+            A = check_compressed(A, name, finite)
+            return A.copy() if copy else A
+        A = check_compressed(A, name, False).astype(dtype)
+        if finite:
+            check_finite(A, name)
+        return A
     else:
         if isinstance(A, (str, bytes)) or A is None:
             raise TypeError(f"{name} must be an array or a scipy.sparse matrix, got {A!r}")
@@ -314,10 +403,6 @@ def as_matrix(A, name, *, allow_1d=False, sparse=True, finite=True, copy=False):
         elif copy:
             arr = arr.copy(order="K")
         A = arr
-    if _is_trusted(A):
-        return A
-    if sp.issparse(A):
-        check_compressed(A, name, finite)
-    elif finite:
+    if finite and not _is_trusted(A):
         check_finite(A, name)
     return A

@@ -57,23 +57,47 @@ def normal_of(key, index):
     return radius * np.cos(2.0 * np.pi * u2)
 
 
+@njit(**JIT)
+def _block_bounds(s, p):
+    """Row blocks ``[lo, lo + size)`` of an OSNAP with p nonzeros per column
+    (hoisted out of the loops: no division inside)."""
+    lo = np.empty(p, dtype=np.int64)
+    size = np.empty(p, dtype=np.int64)
+    for blk in range(p):
+        lo[blk] = (blk * s) // p
+        size[blk] = ((blk + 1) * s) // p - lo[blk]
+    return lo, size
+
+
+@njit(inline="always")
+def _column_codes(key, column, p, lo, size, codes, at):
+    """The p packed codes of global column ``column`` into ``codes[at:at + p]``."""
+    base = np.uint64(column) * np.uint64(p)
+    for blk in range(p):
+        h = hash64(key, base + np.uint64(blk))
+        row = lo[blk] + bucket_of(h, size[blk])
+        codes[at + blk] = (row << 1) | np.int64(h & np.uint64(1))
+
+
 @njit(**PJIT)
 def hashing_codes(key, s, p, j0, b, codes):
     """Packed nonzeros of columns ``[j0, j0 + b)``: local column ``jj`` has
     ``codes[jj p + blk] = row << 1 | sign_bit`` for its blocks ``blk < p``."""
     key = np.uint64(key)
-    up = np.uint64(p)
-    lo = np.empty(p, dtype=np.int64)  # row blocks [lo, lo + size), hoisted
-    size = np.empty(p, dtype=np.int64)  # out of the loop (no division inside)
-    for blk in range(p):
-        lo[blk] = (blk * s) // p
-        size[blk] = ((blk + 1) * s) // p - lo[blk]
+    lo, size = _block_bounds(s, p)
     for jj in prange(b):
-        base = np.uint64(j0 + jj) * up
-        for blk in range(p):
-            h = hash64(key, base + np.uint64(blk))
-            row = lo[blk] + bucket_of(h, size[blk])
-            codes[jj * p + blk] = (row << 1) | np.int64(h & np.uint64(1))
+        _column_codes(key, j0 + jj, p, lo, size, codes, jj * p)
+
+
+@njit(**PJIT)
+def hashing_codes_at(key, s, p, columns, codes):
+    """Packed nonzeros of the given global ``columns`` (the codes of column
+    ``columns[t]`` at ``codes[t p : (t + 1) p]``): tables for the few columns
+    a very sparse input touches, however large the operator."""
+    key = np.uint64(key)
+    lo, size = _block_bounds(s, p)
+    for t in prange(columns.shape[0]):
+        _column_codes(key, columns[t], p, lo, size, codes, t * p)
 
 
 @njit(**JIT)
