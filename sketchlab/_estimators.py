@@ -18,7 +18,7 @@ from ._selection import LANDMARKS, select_landmarks
 from ._sketch_state import SketchState
 from ._svd import svd_recover, svd_sketches
 from ._validation import as_generator, as_matrix, check_choice, check_int
-from ._validation import check_sparse_structure
+from ._validation import check_sparse_structure, trusted
 
 __all__ = ["SketchedNystroem", "SinglePassSVD"]
 
@@ -191,7 +191,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                 raise ValueError(
                     f"sketch_size must be >= n_components ({c}), got {self.sketch_size!r}"
                 )
-        check_sparse_structure(X, "X")
+        X = check_sparse_structure(X, "X")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
         n = X.shape[0]
         if c > n:
@@ -211,7 +211,8 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                 )
             s = n
         s = max(s, c)
-        K = self._oracle(X)
+        with trusted(X):  # index arrays checked above, values by validate_data
+            K = self._oracle(X)
         gen = as_generator(self.random_state, "random_state")
         estimate = bool(self.estimate_error)
         if core == "nystrom" and not estimate:
@@ -257,10 +258,11 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             float32 for float32 X, else float64.
         """
         check_is_fitted(self)
-        check_sparse_structure(X, "X")
+        X = check_sparse_structure(X, "X")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           reset=False)
-        embedded = self._oracle(self.components_).cross(X)
+        with trusted(X, self.components_):  # checked above; rows of a checked X
+            embedded = self._oracle(self.components_).cross(X)
         with serial_blas():  # an (m, c) x (c, c) product
             return np.asarray(embedded @ self.normalization_.T, dtype=X.dtype)
 
@@ -441,7 +443,7 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             fewer rows seen so far than ``n_components``, bad parameters.
         """
         first = not hasattr(self, "_sketch_state")
-        check_sparse_structure(X, "X")
+        X = check_sparse_structure(X, "X")
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
                           reset=first)
         state = self._new_state(X.shape[1]) if first else self._sketch_state
@@ -454,7 +456,8 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             )
         if total > _MAX_ROWS:
             raise ValueError(f"at most {_MAX_ROWS} rows can be streamed, got {total}")
-        state.update(X, (seen, 0))
+        with trusted(X):  # index arrays checked above, values by validate_data
+            state.update(X, (seen, 0))
         self._sketch_state = state
         self.n_samples_seen_ = total
         sums = np.asarray(X.sum(axis=0), dtype=np.float64).ravel()
@@ -514,7 +517,7 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         ndarray of shape (n_samples, n_components)
         """
         check_is_fitted(self, "components_")
-        check_sparse_structure(X, "X")
+        X = check_sparse_structure(X, "X")
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
                           reset=False)
         return np.asarray(X @ self.components_.T)
