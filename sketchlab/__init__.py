@@ -14,7 +14,10 @@ estimators and the dask front on first use, so that ``import sketchlab``
 stays cheap (no scipy.linalg, no scikit-learn, no dask).
 """
 
+from __future__ import annotations
+
 import importlib
+from typing import TYPE_CHECKING, Any
 
 from ._operators import (
     OSNAP,
@@ -30,6 +33,24 @@ from ._operators import (
     sketch_both,
 )
 from ._registry import SKETCH_KINDS, SVD_SKETCHES, make_sketch
+
+if TYPE_CHECKING:  # the names of _LAZY, so that type checkers see what they are
+    from ._cur import CURDecomposition, cur
+    from ._errors import ErrorEstimate
+    from ._estimators import SinglePassSVD, SketchedNystroem
+    from ._gmr import UnderdeterminedSketchWarning, fast_gmr, gmr, project_psd, project_symmetric
+    from ._kernel_matrices import PairwiseKernel, RBFKernel
+    from ._leverage import leverage_scores
+    from ._residuals import gmr_error_ratio, gmr_residual, lowrank_residual
+    from ._sketch_state import SketchState
+    from ._spsd import SPSDApproximation, eta, fast_spsd, faster_spsd, nystrom, optimal_spsd
+    from ._svd import (
+        fast_sp_svd,
+        practical_sp_svd,
+        practical_sp_svd_sizes,
+        three_sketch_svd,
+        three_sketch_svd_sizes,
+    )
 
 __version__ = "0.2.0.dev0"
 
@@ -84,7 +105,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
@@ -94,5 +115,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'sketchlab' has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))

@@ -4,6 +4,10 @@ Every kernel is compiled lazily (on first call) and cached on disk, so that
 ``import sketchlab`` stays cheap and a second process pays no recompilation.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 JIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
 """Options of serial kernels."""
 
@@ -25,7 +29,7 @@ PARALLEL_MIN_WORK = 1 << 15
 _BLAS_CONTROLLER = None
 
 
-def serial_blas():
+def serial_blas() -> Any:  # a threadpoolctl context manager
     """Context limiting BLAS/LAPACK to one thread.
 
     For the small dense calls (thin QRs, SVDs of sketched factors, Gram

@@ -7,6 +7,10 @@ pass over the nonzeros of A.  The selection is shared with the kernel
 methods' landmarks (``sketchlab._selection``).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -17,6 +21,13 @@ from ._selection import CUR_SELECTIONS
 from ._selection import select as select_indices
 from ._validation import as_generator, as_matrix, check_choice, check_int, check_sketchable
 from ._validation import trusted
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+    from scipy.sparse.linalg import LinearOperator
+
+    from ._errors import ErrorEstimate
+    from ._validation import Matrix, MatrixLike
 
 __all__ = ["cur", "CURDecomposition", "CUR_CORES"]
 
@@ -58,7 +69,9 @@ class CURDecomposition:
     True
     """
 
-    def __init__(self, columns, rows, C, U, R, *, select, core, error_estimate=None):
+    def __init__(self, columns: NDArray[np.int64], rows: NDArray[np.int64], C: Matrix,
+                 U: NDArray[np.floating], R: Matrix, *, select: str, core: str,
+                 error_estimate: ErrorEstimate | None = None) -> None:
         self.columns = columns
         self.rows = rows
         self.C = C
@@ -69,19 +82,19 @@ class CURDecomposition:
         self.error_estimate = error_estimate
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
         return (self.C.shape[0], self.R.shape[1])
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"CURDecomposition(shape={self.shape}, c={self.columns.size}, "
                 f"r={self.rows.size}, select={self.select!r}, core={self.core!r})")
 
-    def toarray(self):
+    def toarray(self) -> NDArray[np.floating]:
         """The dense ``m x n`` matrix ``C U R`` (small matrices only)."""
         CU = np.asarray(self.C @ self.U)
         return np.asarray(self.R.T @ CU.T).T if sp.issparse(self.R) else CU @ self.R
 
-    def aslinearoperator(self):
+    def aslinearoperator(self) -> LinearOperator:
         """``C U R`` as a ``scipy.sparse.linalg.LinearOperator`` (never formed)."""
         from scipy.sparse.linalg import LinearOperator
 
@@ -96,7 +109,7 @@ class CURDecomposition:
         return LinearOperator(self.shape, matvec=matmat, rmatvec=rmatmat, matmat=matmat,
                               rmatmat=rmatmat, dtype=np.float64)
 
-    def error(self, A, *, relative=False):
+    def error(self, A: MatrixLike, *, relative: bool = False) -> float:
         """Exact ``||A - C U R||_F`` (over ``||A||_F`` with ``relative``),
         without densifying a sparse A (:func:`sketchlab.gmr_residual`)."""
         from ._linalg import squared_frobenius
@@ -121,8 +134,11 @@ def _gather(A, columns, rows):
     return np.ascontiguousarray(A[:, columns]), np.ascontiguousarray(A[rows])
 
 
-def cur(A, c, r=None, *, k=None, select="approx-leverage", core="fast", sketch_size=None,
-        rng=None, estimate_error=False, n_probes=None):
+def cur(A: MatrixLike, c: int, r: int | None = None, *, k: int | None = None,
+        select: str = "approx-leverage", core: str = "fast",
+        sketch_size: int | tuple[int, int] | None = None,
+        rng: None | int | np.random.Generator = None, estimate_error: bool = False,
+        n_probes: int | None = None) -> CURDecomposition:
     """CUR decomposition ``A ~ C U R`` with columns and rows of A.
 
     Parameters

@@ -26,13 +26,21 @@ compute it), and the interval is meant to hold the true value with about
 90% probability (two-sided 5% / 95% quantiles).
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._operators import CountSketch, GaussianSketch, compose
 from ._validation import check_int
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from ._operators import SketchOperator
 
 __all__ = ["ErrorEstimate", "from_gaussian_probes", "from_samples", "probe_operator",
            "probe_inner_size", "check_probes", "CONFIDENCE", "DEFAULT_PROBES"]
@@ -53,7 +61,7 @@ def check_probes(n_probes, default=DEFAULT_PROBES):
 _PROBE_INNER_FACTOR = 4
 
 
-def probe_operator(n_probes, dim, gen):
+def probe_operator(n_probes: int, dim: int, gen: np.random.Generator) -> SketchOperator:
     """The test sketch of the error estimates: ``n_probes`` Gaussian probes
     (N(0, 1/q) entries) acting through a CountSketch of 4q rows (one pass over
     the nonzeros of A, then a small dense product), or plain Gaussian probes
@@ -65,7 +73,7 @@ def probe_operator(n_probes, dim, gen):
     return compose(GaussianSketch(n_probes, inner_size, rng=gen), inner)
 
 
-def probe_inner_size(theta):
+def probe_inner_size(theta: SketchOperator) -> int | None:
     """Rows of the hashing sketch a test operator acts through (None if none)."""
     return theta.inner.sketch_size if hasattr(theta, "inner") else None
 
@@ -103,11 +111,11 @@ class ErrorEstimate:
     relative: float
     n_probes: int
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"ErrorEstimate(value={self.value:.4g}, low={self.low:.4g}, high={self.high:.4g}, "
                 f"relative={self.relative:.4g}, n_probes={self.n_probes})")
 
-    def contains(self, error):
+    def contains(self, error: float) -> bool:
         """True when ``low <= error <= high``."""
         return self.low <= error <= self.high
 
@@ -126,7 +134,8 @@ def _relative(value, norm):
     return value / norm
 
 
-def from_gaussian_probes(Z, *, norm=None, inner_size=None):
+def from_gaussian_probes(Z: NDArray[np.floating], *, norm: float | None = None,
+                         inner_size: int | None = None) -> ErrorEstimate:
     """ErrorEstimate from Gaussian probes ``Z`` of an error matrix E.
 
     Parameters
@@ -175,7 +184,8 @@ def from_gaussian_probes(Z, *, norm=None, inner_size=None):
     return ErrorEstimate(value, low, high, _relative(value, norm), q)
 
 
-def from_samples(y, *, norm=None, population=None):
+def from_samples(y: ArrayLike, *, norm: float | None = None,
+                 population: int | None = None) -> ErrorEstimate:
     """ErrorEstimate from independent unbiased samples ``y_b`` of ``||E||_F^2``.
 
     For instance ``y_b = ||e_{i_b}||^2 / p_{i_b}`` for rows ``i_b`` of an

@@ -1,7 +1,11 @@
 """scikit-learn estimators (scikit-learn is an optional dependency: this
 module, imported lazily by ``sketchlab``, is the only one that needs it)."""
 
+from __future__ import annotations
+
 import warnings
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.linalg as sla
@@ -19,6 +23,11 @@ from ._sketch_state import SketchState
 from ._svd import svd_recover, svd_sketches
 from ._validation import as_generator, as_matrix, check_choice, check_int
 from ._validation import check_sparse_structure, trusted
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from ._validation import MatrixLike
 
 __all__ = ["SketchedNystroem", "SinglePassSVD"]
 
@@ -131,9 +140,12 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     (500, 50)
     """
 
-    def __init__(self, kernel="rbf", *, gamma=None, coef0=None, degree=None, kernel_params=None,
-                 n_components=100, random_state=None, core="faster", sketch_size=None,
-                 landmarks="uniform", estimate_error=False):
+    def __init__(self, kernel: str | Callable[..., Any] = "rbf", *, gamma: float | None = None,
+                 coef0: float | None = None, degree: float | None = None,
+                 kernel_params: Mapping[str, Any] | None = None, n_components: int = 100,
+                 random_state: None | int | np.random.Generator | np.random.RandomState = None,
+                 core: str = "faster", sketch_size: int | None = None, landmarks: str = "uniform",
+                 estimate_error: bool = False) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.coef0 = coef0
@@ -150,7 +162,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         return kernel_oracle(X, self.kernel, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, kernel_params=self.kernel_params)
 
-    def fit(self, X, y=None):
+    def fit(self, X: MatrixLike, y: Any = None) -> SketchedNystroem:
         """Pick the landmarks and compute the core.
 
         Parameters
@@ -165,7 +177,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self._fit(X)
         return self
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: MatrixLike, y: Any = None) -> NDArray[np.floating]:
         """Fit, then the features of X, reusing the kernel columns C of the
         fit (the training points' kernel values at the landmarks) when the
         core computed them.
@@ -245,7 +257,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self._n_features_out = c
         return X, C
 
-    def transform(self, X):
+    def transform(self, X: MatrixLike) -> NDArray[np.floating]:
         """Map X to the kernel features.
 
         Parameters
@@ -374,8 +386,16 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
     True
     """
 
-    def __init__(self, n_components=10, *, algorithm="fast", c=None, r=None, s_c=None, s_r=None,
-                 range_sketch=None, core_sketch=None, random_state=None, n_probes=10):
+    # fitted state, set by partial_fit (read back by the next call)
+    _sketch_state: SketchState
+    n_samples_seen_: int
+    _column_sums: NDArray[np.float64]
+
+    def __init__(self, n_components: int = 10, *, algorithm: str = "fast", c: int | None = None,
+                 r: int | None = None, s_c: int | None = None, s_r: int | None = None,
+                 range_sketch: str | None = None, core_sketch: str | None = None,
+                 random_state: None | int | np.random.Generator | np.random.RandomState = None,
+                 n_probes: int = 10) -> None:
         self.n_components = n_components
         self.algorithm = algorithm
         self.c = c
@@ -387,7 +407,7 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self.random_state = random_state
         self.n_probes = n_probes
 
-    def fit(self, X, y=None):
+    def fit(self, X: MatrixLike, y: Any = None) -> SinglePassSVD:
         """Fit on all of X (one batch).
 
         Parameters
@@ -402,7 +422,7 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self.fit_transform(X)
         return self
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: MatrixLike, y: Any = None) -> NDArray[np.floating]:
         """Fit on all of X (one batch) and return ``X V``, its projections
         on the components (as TruncatedSVD.fit_transform).  With all of X at
         hand, ``explained_variance_`` is computed from these exact
@@ -422,7 +442,7 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self._set_variances(np.asarray(projections, dtype=np.float64))
         return projections
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X: MatrixLike, y: Any = None) -> SinglePassSVD:
         """Add a batch of rows to the sketches and update the components.
 
         Parameters
@@ -505,7 +525,7 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         )
         return SketchState((None, n_features), sketches)
 
-    def transform(self, X):
+    def transform(self, X: MatrixLike) -> NDArray[np.floating]:
         """Project X on the right singular vectors: ``X V`` (n_samples, n_components).
 
         Parameters
@@ -522,7 +542,7 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                           reset=False)
         return np.asarray(X @ self.components_.T)
 
-    def inverse_transform(self, X):
+    def inverse_transform(self, X: ArrayLike) -> NDArray[np.floating]:
         """Back to the original space: ``X @ components_``.
 
         Parameters

@@ -11,7 +11,10 @@ small factors, with singular values below a relative tolerance treated as
 zero (pseudo-inverse semantics for rank-deficient factors).
 """
 
+from __future__ import annotations
+
 import warnings
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,6 +27,12 @@ from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, sketch_both
 from ._registry import KINDS, SKETCH_KINDS, make_sketch
 from ._validation import as_generator, as_matrix, check_int, check_rtol, check_sketchable
 from ._validation import check_tol, trusted
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from ._errors import ErrorEstimate
+    from ._validation import Matrix, MatrixLike
 
 __all__ = [
     "gmr",
@@ -58,7 +67,8 @@ def _factor(B, name, dense):
     return B
 
 
-def check_gmr_inputs(A, C, R, *, dense_factors=True):
+def check_gmr_inputs(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
+                     dense_factors: bool = True) -> tuple[Any, Any, Any]:
     """Validate ``A`` (m, n), ``C`` (m, c), ``R`` (r, n): numeric, finite and
     of agreeing shapes.  A stays dense or CSR/CSC; C and R become dense
     unless ``dense_factors`` is False (then sparse ones stay sparse)."""
@@ -80,7 +90,7 @@ def check_gmr_inputs(A, C, R, *, dense_factors=True):
     return A, C, R
 
 
-def check_core(X, C, R, name="X"):
+def check_core(X: ArrayLike, C: Matrix, R: Matrix, name: str = "X") -> NDArray[np.floating]:
     """Validate a core matrix of shape (c, r) for ``C X R``."""
     X = as_matrix(X, name, sparse=False)
     want = (C.shape[1], R.shape[0])
@@ -92,7 +102,7 @@ def check_core(X, C, R, name="X"):
     return X
 
 
-def out_dtype(*arrays):
+def out_dtype(*arrays: Matrix) -> np.dtype:
     """float32 when every input is float32, else float64."""
     if all(a.dtype == np.float32 for a in arrays):
         return np.dtype(np.float32)
@@ -104,7 +114,8 @@ def out_dtype(*arrays):
 # ---------------------------------------------------------------------------
 
 
-def gmr(A, C, R, *, rtol=None):
+def gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
+        rtol: float | None = None) -> NDArray[np.floating]:
     """Exact generalized matrix regression ``X* = C^+ A R^+``.
 
     The minimizer of ``||A - C X R||_F`` of least Frobenius norm (eq. (1.1)),
@@ -286,8 +297,39 @@ def _norm(B):
     return float(np.sqrt(squared_frobenius(B)))
 
 
-def fast_gmr(A, C, R, *, sketch_size=None, sketch="countsketch", structure=None, rng=None,
-             rtol=None, estimate_error=False, tol=None, n_probes=None):
+@overload
+def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
+             sketch_size: int | tuple[int, int] | None = ...,
+             sketch: str | tuple[SketchOperator, SketchOperator] = ...,
+             structure: str | None = ..., rng: None | int | np.random.Generator = ...,
+             rtol: float | None = ..., estimate_error: Literal[False] = ...,
+             tol: float | None = ..., n_probes: int | None = ...) -> NDArray[np.floating]: ...
+@overload
+def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
+             sketch_size: int | tuple[int, int] | None = ...,
+             sketch: str | tuple[SketchOperator, SketchOperator] = ...,
+             structure: str | None = ..., rng: None | int | np.random.Generator = ...,
+             rtol: float | None = ..., estimate_error: Literal[True],
+             tol: float | None = ...,
+             n_probes: int | None = ...) -> tuple[NDArray[np.floating], ErrorEstimate]: ...
+@overload
+def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
+             sketch_size: int | tuple[int, int] | None = ...,
+             sketch: str | tuple[SketchOperator, SketchOperator] = ...,
+             structure: str | None = ..., rng: None | int | np.random.Generator = ...,
+             rtol: float | None = ..., estimate_error: bool = ...,
+             tol: float | None = ...,
+             n_probes: int | None = ...
+             ) -> NDArray[np.floating] | tuple[NDArray[np.floating], ErrorEstimate]: ...
+
+
+def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
+             sketch_size: int | tuple[int, int] | None = None,
+             sketch: str | tuple[SketchOperator, SketchOperator] = "countsketch",
+             structure: str | None = None, rng: None | int | np.random.Generator = None,
+             rtol: float | None = None, estimate_error: bool = False, tol: float | None = None,
+             n_probes: int | None = None
+             ) -> NDArray[np.floating] | tuple[NDArray[np.floating], ErrorEstimate]:
     """Fast generalized matrix regression (Algorithm 1).
 
     Solves the sketched problem ``min_X ||S_C C X R S_R^T - S_C A S_R^T||_F``:
@@ -600,7 +642,10 @@ def _sketch_problem(S_C, S_R, A, C, R):
     return SC_C, M, R_SR
 
 
-def solve_sketched(SC_C, M, R_SR, *, rtol=None, eps=np.finfo(np.float64).eps, structure=None):
+def solve_sketched(SC_C: NDArray[np.floating], M: NDArray[np.floating],
+                   R_SR: NDArray[np.floating], *, rtol: float | None = None,
+                   eps: float = np.finfo(np.float64).eps,
+                   structure: str | None = None) -> NDArray[np.floating]:
     """The Fast GMR solution ``X~ = (S_C C)^+ M (R S_R^T)^+`` of sketched factors
     (the paper's eq. (3.3)), projected onto the symmetric or PSD matrices for
     ``structure`` (Theorem 2).  fast_gmr and faster_spsd (Algorithm 2, Fast
@@ -618,7 +663,7 @@ def solve_sketched(SC_C, M, R_SR, *, rtol=None, eps=np.finfo(np.float64).eps, st
 # ---------------------------------------------------------------------------
 
 
-def project_symmetric(X):
+def project_symmetric(X: ArrayLike) -> NDArray[np.floating]:
     """Projection onto symmetric matrices, ``(X + X^T) / 2`` (eq. (3.5)).
 
     Parameters
@@ -652,7 +697,7 @@ def project_symmetric(X):
     return symmetrize(_square(X))
 
 
-def project_psd(X):
+def project_psd(X: ArrayLike) -> NDArray[np.floating]:
     """Projection onto the PSD cone (eq. (3.6)): symmetrize, then zero the
     negative eigenvalues.
 

@@ -11,9 +11,12 @@ plain square ndarray is accepted wherever an oracle is (see
 :func:`as_kernel`).
 """
 
+from __future__ import annotations
+
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -30,6 +33,16 @@ from ._jit.rbf import (
     rbf_from_gram,
 )
 from ._validation import as_matrix, check_int, check_positive
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from numpy.typing import ArrayLike, DTypeLike, NDArray
+
+    from ._validation import MatrixLike
+
+    # What the SPSD methods take as K: a kernel oracle or a square symmetric array.
+    KernelLike: TypeAlias = "_KernelOracle | ArrayLike"
 
 __all__ = ["RBFKernel", "PairwiseKernel"]
 
@@ -104,35 +117,35 @@ class _KernelOracle:
     for contiguous slices, else None); this class parses keys and counts.
     """
 
-    def __init__(self, n, dtype):
+    def __init__(self, n: int, dtype: DTypeLike) -> None:
         self._n = n
         self._dtype = np.dtype(dtype)
         self._count = 0
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
         """``(n, n)``."""
         return (self._n, self._n)
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
         """dtype of the evaluated blocks (float32 or float64)."""
         return self._dtype
 
     ndim = 2
 
     @property
-    def n_evaluated(self):
+    def n_evaluated(self) -> int:
         """Number of entries evaluated since creation or the last
         :meth:`reset_count` (every entry of every requested block)."""
         return self._count
 
-    def reset_count(self):
+    def reset_count(self) -> int:
         """Set :attr:`n_evaluated` to 0 and return its previous value."""
         count, self._count = self._count, 0
         return count
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:  # an array; a scalar for two int indices
         if isinstance(key, tuple):
             if len(key) != 2:
                 raise IndexError(f"a kernel takes 1 or 2 indices, got {len(key)}")
@@ -170,11 +183,12 @@ class _KernelOracle:
     def _check_points(self, Y, name):
         """Checks a kernel makes on its points, beyond :func:`as_matrix`'s."""
 
-    def toarray(self):
+    def toarray(self) -> NDArray[np.floating]:
         """The whole ``n x n`` matrix (counts ``n**2`` entries; small n only)."""
         return self[:, :]
 
-    def row_blocks(self, block_rows=None):
+    def row_blocks(self,
+                   block_rows: int | None = None) -> Iterator[tuple[int, NDArray[np.floating]]]:
         """Iterate over ``(start, K[start:stop, :])`` blocks of whole rows.
 
         Parameters
@@ -251,7 +265,7 @@ def _check_symmetric(K, name):
                 )
 
 
-def as_kernel(K, name="K"):
+def as_kernel(K: Any, name: str = "K") -> _KernelOracle:
     """``K`` as a kernel oracle: an oracle is returned as is, a square
     symmetric ndarray is wrapped (its blocks are read and counted)."""
     if isinstance(K, _KernelOracle):
@@ -358,7 +372,7 @@ class RBFKernel(_KernelOracle):
     array([0.77880078, 0.36787944])
     """
 
-    def __init__(self, X, gamma):
+    def __init__(self, X: MatrixLike, gamma: float) -> None:
         gamma = check_positive(gamma, "gamma")
         X = as_matrix(X, "X")
         self._setup(X, gamma)
@@ -374,21 +388,21 @@ class RBFKernel(_KernelOracle):
         self._points = _Points(X)
 
     @property
-    def gamma(self):
+    def gamma(self) -> float:
         return self._gamma
 
     @property
-    def n_features(self):
+    def n_features(self) -> int:
         return self._n_features
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         kind = "sparse" if sp.issparse(self._points.orig) else "dense"
         return (
             f"RBFKernel(<{kind} {self._n}x{self.n_features} {self._dtype}>, "
             f"gamma={self._gamma!r})"
         )
 
-    def diagonal(self):
+    def diagonal(self) -> NDArray[np.floating]:
         """The diagonal, all ones (known without evaluation; not counted)."""
         return np.ones(self._n, dtype=self._dtype)
 
@@ -397,7 +411,7 @@ class RBFKernel(_KernelOracle):
         return _rbf_block(P, rows, rspan, P, cols, cspan, _same_points(rows, rspan, cols, cspan),
                           rows, cols, self._gamma, self._dtype)
 
-    def cross(self, Y, cols=None):
+    def cross(self, Y: MatrixLike, cols: ArrayLike | slice | None = None) -> NDArray[np.floating]:
         """Kernel values between new points and the oracle's points.
 
         Parameters
@@ -880,8 +894,10 @@ class PairwiseKernel(_KernelOracle):
     array([[2.25, 4.  ]])
     """
 
-    def __init__(self, X, kernel="rbf", *, gamma=None, degree=None, coef0=None,
-                 kernel_params=None):
+    def __init__(self, X: MatrixLike, kernel: str | Callable[..., Any] = "rbf", *,
+                 gamma: float | None = None, degree: float | None = None,
+                 coef0: float | None = None,
+                 kernel_params: Mapping[str, Any] | None = None) -> None:
         kernel, params = _kernel_spec(kernel, gamma, degree, coef0, kernel_params)
         X = as_matrix(X, "X")
         n, d = X.shape
@@ -916,18 +932,18 @@ class PairwiseKernel(_KernelOracle):
                                  f"kernel, got a minimum of {low!r}")
 
     @property
-    def kernel(self):
+    def kernel(self) -> str | Callable[..., Any]:
         return self._kernel
 
     @property
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return dict(self._params)
 
     @property
-    def n_features(self):
+    def n_features(self) -> int:
         return self._n_features
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         points = self._rbf._points.orig if self._rbf is not None else self._X
         kind = "sparse" if sp.issparse(points) else "dense"
         kernel = self._kernel
@@ -936,7 +952,7 @@ class PairwiseKernel(_KernelOracle):
         return (f"PairwiseKernel(<{kind} {self._n}x{self._n_features} {self._dtype}>, "
                 f"{name}{args})")
 
-    def diagonal(self):
+    def diagonal(self) -> NDArray[np.floating]:
         """The diagonal of K.
 
         Known without evaluation, and not counted, for rbf, laplacian and
@@ -979,7 +995,7 @@ class PairwiseKernel(_KernelOracle):
         return self._evaluate(self._X, rows, rspan, self._X, cols, cspan,
                               _same_points(rows, rspan, cols, cspan), self._dtype)
 
-    def cross(self, Y, cols=None):
+    def cross(self, Y: MatrixLike, cols: ArrayLike | slice | None = None) -> NDArray[np.floating]:
         """Kernel values between new points and the oracle's points.
 
         Parameters
@@ -1054,7 +1070,10 @@ def _dense_float64(R):
         np.asarray(R, dtype=np.float64))
 
 
-def kernel_oracle(X, kernel="rbf", *, gamma=None, degree=None, coef0=None, kernel_params=None):
+def kernel_oracle(X: MatrixLike, kernel: str | Callable[..., Any] = "rbf", *,
+                  gamma: float | None = None, degree: float | None = None,
+                  coef0: float | None = None,
+                  kernel_params: Mapping[str, Any] | None = None) -> RBFKernel | PairwiseKernel:
     """The kernel oracle for sklearn-style kernel parameters.
 
     Maps the kernel parameters of ``sklearn.kernel_approximation.Nystroem``

@@ -11,6 +11,10 @@ randomized subspace iteration (Halko, Martinsson & Tropp, "Finding structure
 with randomness", SIAM Review 53, 2011) for the rank-k scores.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
@@ -18,6 +22,11 @@ import scipy.sparse as sp
 from ._config import serial_blas
 from ._validation import as_generator, as_matrix, check_axis, check_choice, check_int
 from ._validation import check_rtol
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ._validation import MatrixLike
 
 __all__ = ["leverage_scores"]
 
@@ -60,7 +69,9 @@ def _is_zero(A):
     return not np.any(data)
 
 
-def leverage_scores(A, axis=0, *, k=None, method="exact", rtol=None, rng=None):
+def leverage_scores(A: MatrixLike, axis: int = 0, *, k: int | None = None, method: str = "exact",
+                    rtol: float | None = None,
+                    rng: None | int | np.random.Generator = None) -> NDArray[np.float64]:
     """Leverage scores of ``A``, exact or sketched, full-rank or rank-k.
 
     Parameters

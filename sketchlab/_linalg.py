@@ -24,11 +24,24 @@ BLAS thread: idle OpenBLAS threads spin after a call and slow down the Numba
 loops that run next (see ``sketchlab._config.serial_blas``).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._config import serial_blas
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from numpy.typing import NDArray
+
+    from ._validation import Matrix
+
+    Array: TypeAlias = NDArray[np.floating]
 
 __all__ = [
     "default_rtol",
@@ -44,13 +57,13 @@ __all__ = [
 ]
 
 
-def default_rtol(shape, eps):
+def default_rtol(shape: tuple[int, ...], eps: float) -> float:
     """The default relative cutoff of singular values for a factor of
     ``shape``: ``max(shape) * eps``, as ``numpy.linalg.matrix_rank``."""
     return max(shape) * eps
 
 
-def numerical_rank(s, rtol):
+def numerical_rank(s: Array, rtol: float) -> int:
     """Number of singular values ``s`` (non-increasing) above ``rtol * s[0]``:
     the one rank rule of the package."""
     if s.size == 0 or not s[0] > 0:
@@ -58,7 +71,8 @@ def numerical_rank(s, rtol):
     return int(np.count_nonzero(s > rtol * s[0]))
 
 
-def truncated_svd(B, rtol=None, eps=np.finfo(np.float64).eps):
+def truncated_svd(B: Array, rtol: float | None = None,
+                  eps: float = np.finfo(np.float64).eps) -> tuple[Array, Array, Array]:
     """Thin SVD of a small dense ``B`` truncated to its numerical rank.
 
     Singular values at or below ``rtol * s_max`` are dropped (default
@@ -75,8 +89,8 @@ def truncated_svd(B, rtol=None, eps=np.finfo(np.float64).eps):
     return U[:, :k], s[:k], Vt[:k]
 
 
-def solve_core(L, M, Rr=None, *, rtol_left=None, rtol_right=None,
-               eps=np.finfo(np.float64).eps):
+def solve_core(L: Array, M: Array, Rr: Array | None = None, *, rtol_left: float | None = None,
+               rtol_right: float | None = None, eps: float = np.finfo(np.float64).eps) -> Array:
     """``L^+ M Rr^+``, the minimum-norm solution of ``min_X ||L X Rr - M||_F``.
 
     With the truncated SVDs ``L = U1 diag(s1) V1^T`` and
@@ -113,7 +127,7 @@ def solve_core(L, M, Rr=None, *, rtol_left=None, rtol_right=None,
         return (V1t.T @ core) @ U2.T
 
 
-def range_factors(A, C, R):
+def range_factors(A: Matrix, C: Array, R: Array) -> tuple[Array, Array, Array, Array, Array]:
     """Thin QRs ``C = Q_C T_C``, ``R^T = Q_R T_R`` and ``B = Q_C^T A Q_R``.
 
     Then ``C X R = Q_C (T_C X T_R^T) Q_R^T`` for every X, so the exact GMR
@@ -135,7 +149,8 @@ def range_factors(A, C, R):
     return Q_C, T_C, Q_R, T_R, B
 
 
-def exact_core(T_C, T_R, B, shape_c, shape_r, rtol=None, eps=np.finfo(np.float64).eps):
+def exact_core(T_C: Array, T_R: Array, B: Array, shape_c: tuple[int, int], shape_r: tuple[int, int],
+               rtol: float | None = None, eps: float = np.finfo(np.float64).eps) -> Array:
     """``X* = T_C^+ B (T_R^T)^+ = C^+ A R^+`` from :func:`range_factors`.
 
     ``C^+ = T_C^+ Q_C^T`` because Q_C has orthonormal columns (likewise for
@@ -148,12 +163,12 @@ def exact_core(T_C, T_R, B, shape_c, shape_r, rtol=None, eps=np.finfo(np.float64
     return solve_core(T_C, B, T_R.T, rtol_left=rtol_c, rtol_right=rtol_r, eps=eps)
 
 
-def symmetrize(X):
+def symmetrize(X: Array) -> Array:
     """``(X + X^T) / 2``: the projection onto symmetric matrices."""
     return (X + X.T) / 2
 
 
-def project_psd(X):
+def project_psd(X: Array) -> Array:
     """Symmetrize, then zero the negative eigenvalues: the projection onto
     the PSD cone in Frobenius norm."""
     with serial_blas():
@@ -162,7 +177,7 @@ def project_psd(X):
         return symmetrize((V * w) @ V.T)
 
 
-def sampling_scores(B, axis=0):
+def sampling_scores(B: Array, axis: int = 0) -> NDArray[np.float64]:
     """Leverage scores of ``B`` (rows for ``axis=0``, columns for ``axis=1``)
     to sample from; uniform scores when they all vanish (B = 0: then every
     sample gives the same answer)."""
@@ -173,7 +188,7 @@ def sampling_scores(B, axis=0):
     return scores if scores.sum() > 0 else np.ones_like(scores)
 
 
-def squared_frobenius(A):
+def squared_frobenius(A: Matrix) -> float:
     """``||A||_F^2`` of a dense or sparse A in float64 (duplicate sparse
     entries summed first), without a temporary the size of A, and scaled by
     the largest magnitude when the squares would overflow or underflow."""

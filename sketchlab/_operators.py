@@ -16,7 +16,11 @@ array, into a given one, or added to a given one), :meth:`SketchOperator.apply_m
 All kinds satisfy E[S^T S] = I.
 """
 
+from __future__ import annotations
+
 import hashlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,6 +36,12 @@ from ._validation import (
     check_random_state,
     result_dtype,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+    from scipy.sparse.linalg import LinearOperator
+
+    from ._validation import MatrixLike
 
 __all__ = [
     "SketchOperator",
@@ -150,11 +160,14 @@ class SketchOperator:
     and ``_columns(j0, j1)``.
     """
 
-    kind = None
+    kind: str | None = None
     _table_kind = False  # True for the kinds applied through nonzero tables
     __array_ufunc__ = None  # let ``ndarray @ op`` defer to op.__rmatmul__
 
-    def __init__(self, sketch_size, input_dim, *, rng=None):
+    _seed: int | tuple[Any, ...]  # a tuple of the operands' seeds for a composition
+
+    def __init__(self, sketch_size: int, input_dim: int, *,
+                 rng: None | int | np.random.Generator = None) -> None:
         self._d = check_int(input_dim, "input_dim", 1, _MAX_DIM)
         self._s = check_int(sketch_size, "sketch_size", 1, _MAX_DIM)
         self._seed = check_random_state(rng)
@@ -162,21 +175,21 @@ class SketchOperator:
     # -- description -------------------------------------------------------
 
     @property
-    def sketch_size(self):
+    def sketch_size(self) -> int:
         """Number of rows ``s`` of the sketch."""
         return self._s
 
     @property
-    def input_dim(self):
+    def input_dim(self) -> int:
         """Number of columns ``d`` (the dimension being compressed)."""
         return self._d
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
         return (self._s, self._d)
 
     @property
-    def seed(self):
+    def seed(self) -> int | tuple[Any, ...]:
         """The 64-bit seed that, with the parameters, defines the operator."""
         return self._seed
 
@@ -189,16 +202,16 @@ class SketchOperator:
     def _identity(self):
         return (type(self).__name__, self._s, self._d, self._seed) + tuple(self._params())
 
-    def __eq__(self, other):
+    def __eq__(self, other: Any) -> bool:
         return type(other) is type(self) and other._identity() == self._identity()
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self._identity())
 
     def __dask_tokenize__(self):
         return self._identity()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self._repr_params())
         return f"{type(self).__name__}({self._s}, {self._d}{extra}, rng={self._seed})"
 
@@ -207,7 +220,12 @@ class SketchOperator:
 
     # -- application -------------------------------------------------------
 
-    def __matmul__(self, A):
+    @overload
+    def __matmul__(self, A: SketchOperator) -> ComposedSketch: ...
+    @overload
+    def __matmul__(self, A: ArrayLike) -> NDArray[np.floating]: ...  # or a sparse matrix
+
+    def __matmul__(self, A: MatrixLike) -> ComposedSketch | NDArray[np.floating]:
         if isinstance(A, SketchOperator):
             return compose(self, A)
         if isinstance(A, _TransposedSketch):
@@ -218,11 +236,13 @@ class SketchOperator:
         return self.apply(A, axis=0)
 
     @property
-    def T(self):
+    def T(self) -> _TransposedSketch:
         """The transpose ``S^T`` (for ``A @ S.T`` and ``S.T @ Y``)."""
         return _TransposedSketch(self)
 
-    def apply(self, A, axis=0, offset=None, *, out=None, accumulate=False, check_finite=True):
+    def apply(self, A: MatrixLike, axis: int = 0, offset: int | None = None, *,
+              out: NDArray[np.floating] | None = None, accumulate: bool = False,
+              check_finite: bool = True) -> NDArray[np.floating]:
         """Apply the sketch to ``A``: ``S A`` (``axis=0``) or ``A S^T`` (``axis=1``).
 
         Parameters
@@ -301,7 +321,8 @@ class SketchOperator:
             return out
         return res.ravel() if vector else res
 
-    def apply_many(self, arrays, axis=0, offset=None, *, check_finite=True):
+    def apply_many(self, arrays: Sequence[MatrixLike], axis: int = 0, offset: int | None = None,
+                   *, check_finite: bool = True) -> list[NDArray[np.floating]]:
         """``[S.apply(A, axis, offset) for A in arrays]``, generating S once.
 
         For the dense kinds the random entries are generated once for all
@@ -377,7 +398,7 @@ class SketchOperator:
 
     # -- explicit forms ----------------------------------------------------
 
-    def toarray(self):
+    def toarray(self) -> NDArray[np.float64]:
         """The dense ``s x d`` matrix (for tests and small cases).
 
         Raises
@@ -412,7 +433,7 @@ class SketchOperator:
             out[j0:j1] = self._columns(j0, j1).astype(dtype, copy=False) @ Y
         return out
 
-    def aslinearoperator(self):
+    def aslinearoperator(self) -> LinearOperator:
         """A ``scipy.sparse.linalg.LinearOperator`` of shape ``(s, d)``."""
         from scipy.sparse.linalg import LinearOperator
 
@@ -441,29 +462,29 @@ class _TransposedSketch:
 
     __array_ufunc__ = None
 
-    def __init__(self, op):
+    def __init__(self, op: SketchOperator) -> None:
         self._op = op
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
         return (self._op.input_dim, self._op.sketch_size)
 
     @property
-    def T(self):
+    def T(self) -> SketchOperator:
         return self._op
 
     ndim = 2
     dtype = np.dtype(np.float64)
 
-    def toarray(self):
+    def toarray(self) -> NDArray[np.float64]:
         return self._op.toarray().T
 
-    def __rmatmul__(self, A):
+    def __rmatmul__(self, A: MatrixLike) -> NDArray[np.floating]:
         if isinstance(A, (SketchOperator, _TransposedSketch)):
             return NotImplemented
         return self._op.apply(A, axis=1)
 
-    def __matmul__(self, Y):
+    def __matmul__(self, Y: ArrayLike) -> NDArray[np.floating]:
         if isinstance(Y, (SketchOperator, _TransposedSketch)):
             raise TypeError(
                 "S.T @ T of two operators is not supported; use S.toarray().T @ T.toarray() "
@@ -479,7 +500,7 @@ class _TransposedSketch:
         out = self._op._rmatmat(Y2)
         return out.ravel() if vector else out
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{self._op!r}.T"
 
 
@@ -585,7 +606,7 @@ class _TableSketch(SketchOperator):
         np.add.at(out, (cols, rows), vals)
         return out
 
-    def tosparse(self, format="csr"):
+    def tosparse(self, format: str = "csr") -> Any:
         """S as a ``scipy.sparse.csr_array`` (or ``format``), built from its tables."""
         col_ptr, rows, vals = self._make_tables(0, self._d).csc
         S = sp.csc_array((vals, rows, col_ptr), shape=self.shape)
@@ -732,7 +753,8 @@ class OSNAP(_TableSketch):
 
     kind = "osnap"
 
-    def __init__(self, sketch_size, input_dim, *, nnz_per_col=None, rng=None):
+    def __init__(self, sketch_size: int, input_dim: int, *, nnz_per_col: int | None = None,
+                 rng: None | int | np.random.Generator = None) -> None:
         super().__init__(sketch_size, input_dim, rng=rng)
         if self._s > _MAX_HASH_ROWS:
             raise ValueError(
@@ -744,7 +766,7 @@ class OSNAP(_TableSketch):
         self._key = np.uint64(_hash.derive_key(self._seed, _hash.STREAM_HASHING))
 
     @property
-    def nnz_per_col(self):
+    def nnz_per_col(self) -> int:
         return self._p
 
     def _params(self):
@@ -809,7 +831,8 @@ class CountSketch(OSNAP):
 
     kind = "countsketch"
 
-    def __init__(self, sketch_size, input_dim, *, rng=None):
+    def __init__(self, sketch_size: int, input_dim: int, *,
+                 rng: None | int | np.random.Generator = None) -> None:
         super().__init__(sketch_size, input_dim, nnz_per_col=1, rng=rng)
 
     def _repr_params(self):
@@ -824,7 +847,7 @@ def _read_only(*arrays):
 class _Sampler(_TableSketch):
     """Row sampling: row ``t`` of S is ``weights[t] * e_{indices[t]}^T``."""
 
-    _read_only_attrs = ("_indices", "_weights")
+    _read_only_attrs: tuple[str, ...] = ("_indices", "_weights")
 
     def __setstate__(self, state):
         # unpickled arrays come back writable: an operator stays immutable
@@ -832,12 +855,12 @@ class _Sampler(_TableSketch):
         _read_only(*(getattr(self, name) for name in self._read_only_attrs))
 
     @property
-    def indices(self):
+    def indices(self) -> NDArray[np.int64]:
         """Sampled input indices, one per row of S (read-only)."""
         return self._indices
 
     @property
-    def weights(self):
+    def weights(self) -> NDArray[np.float64]:
         """Scale of each row of S (read-only)."""
         return self._weights
 
@@ -894,7 +917,8 @@ class UniformSampler(_Sampler):
 
     kind = "uniform"
 
-    def __init__(self, sketch_size, input_dim, *, replace=True, rng=None):
+    def __init__(self, sketch_size: int, input_dim: int, *, replace: bool = True,
+                 rng: None | int | np.random.Generator = None) -> None:
         super().__init__(sketch_size, input_dim, rng=rng)
         if not isinstance(replace, (bool, np.bool_)):
             raise TypeError(f"replace must be a bool, got {replace!r}")
@@ -912,7 +936,7 @@ class UniformSampler(_Sampler):
         self._finish(idx, np.full(self._s, np.sqrt(self._d / self._s)))
 
     @property
-    def replace(self):
+    def replace(self) -> bool:
         return self._replace
 
     def _params(self):
@@ -950,7 +974,8 @@ class LeverageScoreSampler(_Sampler):
     kind = "leverage"
     _read_only_attrs = ("_indices", "_weights", "_probabilities")
 
-    def __init__(self, sketch_size, input_dim=None, *, scores, rng=None):
+    def __init__(self, sketch_size: int, input_dim: int | None = None, *, scores: ArrayLike,
+                 rng: None | int | np.random.Generator = None) -> None:
         scores = np.asarray(scores)
         if scores.dtype == object or scores.dtype.kind not in "biuf":
             raise TypeError(f"scores must be a real numeric array, got dtype {scores.dtype}")
@@ -985,7 +1010,7 @@ class LeverageScoreSampler(_Sampler):
         self._scores_digest = hashlib.sha256(self._probabilities.tobytes()).hexdigest()
 
     @property
-    def probabilities(self):
+    def probabilities(self) -> NDArray[np.float64]:
         """Sampling probabilities ``p`` (read-only)."""
         return self._probabilities
 
@@ -993,7 +1018,9 @@ class LeverageScoreSampler(_Sampler):
         return (self._scores_digest,)
 
     @classmethod
-    def from_matrix(cls, A, sketch_size, *, axis=0, k=None, method="exact", rng=None):
+    def from_matrix(cls, A: MatrixLike, sketch_size: int, *, axis: int = 0, k: int | None = None,
+                    method: str = "exact",
+                    rng: None | int | np.random.Generator = None) -> LeverageScoreSampler:
         """Sampler on the leverage scores of ``A``.
 
         ``axis=0`` samples rows of ``A`` (row leverage scores, operator of
@@ -1048,7 +1075,7 @@ class IndexSelection(_Sampler):
 
     kind = "selection"
 
-    def __init__(self, indices, input_dim):
+    def __init__(self, indices: ArrayLike, input_dim: int) -> None:
         idx = np.asarray(indices)
         if idx.ndim != 1 or idx.size == 0 or (idx.dtype.kind not in "iu"):
             raise ValueError(
@@ -1066,7 +1093,7 @@ class IndexSelection(_Sampler):
     def _params(self):
         return (self._digest,)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"IndexSelection(<{self._s} indices>, {self._d})"
 
 
@@ -1176,7 +1203,8 @@ class GaussianSketch(_DenseSketch):
 
     kind = "gaussian"
 
-    def __init__(self, sketch_size, input_dim, *, rng=None):
+    def __init__(self, sketch_size: int, input_dim: int, *,
+                 rng: None | int | np.random.Generator = None) -> None:
         super().__init__(sketch_size, input_dim, rng=rng)
         self._key = np.uint64(_hash.derive_key(self._seed, _hash.STREAM_GAUSSIAN))
 
@@ -1222,7 +1250,8 @@ class SRHT(_DenseSketch):
 
     kind = "srht"
 
-    def __init__(self, sketch_size, input_dim, *, rng=None):
+    def __init__(self, sketch_size: int, input_dim: int, *,
+                 rng: None | int | np.random.Generator = None) -> None:
         super().__init__(sketch_size, input_dim, rng=rng)
         self._dpad = 1 << max(0, int(self._d - 1).bit_length())
         if self._s > self._dpad:
@@ -1241,12 +1270,12 @@ class SRHT(_DenseSketch):
         _read_only(self._rows)
 
     @property
-    def padded_dim(self):
+    def padded_dim(self) -> int:
         """Order ``d'`` of the Hadamard matrix."""
         return self._dpad
 
     @property
-    def sampled_rows(self):
+    def sampled_rows(self) -> NDArray[np.int64]:
         """Rows of ``H`` kept by P (read-only)."""
         return self._rows
 
@@ -1329,7 +1358,7 @@ class ComposedSketch(SketchOperator):
 
     kind = "composed"
 
-    def __init__(self, outer, inner):
+    def __init__(self, outer: SketchOperator, inner: SketchOperator) -> None:
         if not isinstance(outer, SketchOperator) or not isinstance(inner, SketchOperator):
             raise TypeError("compose() takes two sketching operators")
         if outer.input_dim != inner.sketch_size:
@@ -1344,17 +1373,17 @@ class ComposedSketch(SketchOperator):
         self._seed = (outer.seed, inner.seed)
 
     @property
-    def outer(self):
+    def outer(self) -> SketchOperator:
         return self._outer
 
     @property
-    def inner(self):
+    def inner(self) -> SketchOperator:
         return self._inner
 
     def _identity(self):
         return ("compose", self._outer._identity(), self._inner._identity())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"compose({self._outer!r}, {self._inner!r})"
 
     def _apply(self, A, axis, offset, out, accumulate):
@@ -1405,7 +1434,7 @@ class ComposedSketch(SketchOperator):
         return self._inner._rmatmat(self._outer._rmatmat(Y))
 
 
-def compose(outer, inner):
+def compose(outer: SketchOperator, inner: SketchOperator) -> ComposedSketch:
     """The operator ``outer @ inner`` (first ``inner``, then ``outer``).
 
     Examples
@@ -1419,7 +1448,9 @@ def compose(outer, inner):
     return ComposedSketch(outer, inner)
 
 
-def sketch_both(S1, A, S2, *, offsets=None, out=None, accumulate=False, check_finite=True):
+def sketch_both(S1: SketchOperator, A: MatrixLike, S2: SketchOperator, *,
+                offsets: tuple[int, int] | None = None, out: NDArray[np.floating] | None = None,
+                accumulate: bool = False, check_finite: bool = True) -> NDArray[np.floating]:
     """Two-sided sketch ``S1 A S2^T``.
 
     For the hashing and sampling kinds (and compositions whose innermost

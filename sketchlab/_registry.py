@@ -20,7 +20,11 @@ Capabilities:
   single-pass SVDs; ``gmr``: allowed as ``fast_gmr(sketch=...)``.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ._operators import (
     OSNAP,
@@ -28,10 +32,15 @@ from ._operators import (
     CountSketch,
     GaussianSketch,
     LeverageScoreSampler,
+    SketchOperator,
     UniformSampler,
     compose,
 )
 from ._validation import check_int
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike
 
 __all__ = ["SketchKind", "KINDS", "SKETCH_KINDS", "SVD_SKETCHES", "make_sketch", "kinds_with"]
 
@@ -47,7 +56,7 @@ class SketchKind:
     """A sketch kind: its name, how to build it, and what it can do."""
 
     name: str
-    build: object  # (size, dim, rng, **params) -> SketchOperator
+    build: Callable[..., SketchOperator]  # (size, dim, rng, **params) -> SketchOperator
     description: str
     one_pass: bool = False
     open_dim: bool = True
@@ -97,7 +106,7 @@ KINDS = {
 }
 
 
-def kinds_with(**flags):
+def kinds_with(**flags: bool) -> tuple[str, ...]:
     """Names of the kinds whose capabilities match ``flags`` (e.g. ``svd=True``)."""
     return tuple(name for name, kind in KINDS.items()
                  if all(getattr(kind, flag) == value for flag, value in flags.items()))
@@ -110,7 +119,9 @@ SVD_SKETCHES = kinds_with(svd=True)
 """Kind names accepted by ``range_sketch=`` and ``core_sketch=`` of the single-pass SVDs."""
 
 
-def make_sketch(kind, sketch_size, input_dim, *, rng=None, scores=None, **params):
+def make_sketch(kind: str, sketch_size: int, input_dim: int, *,
+                rng: None | int | np.random.Generator = None, scores: ArrayLike | None = None,
+                **params: Any) -> SketchOperator:
     """Build an operator from its kind name.
 
     Parameters

@@ -14,7 +14,10 @@ Squared quantities are therefore carried as pairs ``(value, e)`` meaning
 ``value * 4**e``, with ``e = None`` for an exact zero.
 """
 
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,6 +25,11 @@ import scipy.sparse as sp
 from ._validation import as_matrix
 from ._gmr import check_core, check_gmr_inputs, out_dtype
 from ._linalg import exact_core, range_factors
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ._validation import MatrixLike
 
 __all__ = ["gmr_residual", "gmr_error_ratio", "lowrank_residual"]
 
@@ -254,7 +262,7 @@ class _GMRSplit:
         return total
 
 
-def gmr_residual(A, C, X, R):
+def gmr_residual(A: MatrixLike, C: MatrixLike, X: ArrayLike, R: MatrixLike) -> float:
     """Residual ``||A - C X R||_F`` without forming an m x n matrix.
 
     Parameters
@@ -320,7 +328,8 @@ def gmr_residual(A, C, X, R):
     return _root(*_common(split.outside(inside), inside))
 
 
-def gmr_error_ratio(A, C, X, R, X_opt=None):
+def gmr_error_ratio(A: MatrixLike, C: MatrixLike, X: ArrayLike, R: MatrixLike,
+                    X_opt: ArrayLike | None = None) -> float:
     """Error ratio ``||A - C X R||_F / ||A - C X* R||_F - 1`` (the paper's error ratio).
 
     Parameters
@@ -385,11 +394,13 @@ def gmr_error_ratio(A, C, X, R, X_opt=None):
         X_opt = _normalized(check_core(X_opt, C, R, "X_opt"))
     inside, inside_opt = split.inside(*_normalized(X)), split.inside(*X_opt)
     e = _max_exponent(inside[1], inside_opt[1])
-    floor = min(_rescale(*inside, e), _rescale(*inside_opt, e))
+    # mypy lets an unpacked Any (*inside) fill every parameter, so e seems one too many
+    floor = min(_rescale(*inside, e), _rescale(*inside_opt, e))  # type: ignore[call-arg]
     outside = split.outside((floor, e))
     # the three parts in one unit: the ratio does not depend on the scale of A
     e = _max_exponent(e, outside[1])
-    outside, inside, inside_opt = (_rescale(*p, e) for p in (outside, inside, inside_opt))
+    outside, inside, inside_opt = (_rescale(*p, e)  # type: ignore[call-arg]  # as above
+                                   for p in (outside, inside, inside_opt))
     denominator = outside + inside_opt
     if denominator == 0.0:
         return 0.0 if outside + inside == 0.0 else float("inf")
@@ -402,7 +413,7 @@ def gmr_error_ratio(A, C, X, R, X_opt=None):
 # _BLOCK_ENTRIES of the GMR section: same norm, same cancellation rule.
 
 
-def lowrank_residual(A, U, s, Vt):
+def lowrank_residual(A: MatrixLike, U: ArrayLike, s: ArrayLike, Vt: ArrayLike) -> float:
     """Exact ``||A - U diag(s) Vt||_F`` without densifying A.
 
     Parameters

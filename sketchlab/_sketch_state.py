@@ -9,11 +9,21 @@ be the identity.  Because the operators are defined by their seeds, the
 sketches of disjoint blocks computed anywhere add up.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, overload
+
 import numpy as np
 
 from ._linalg import squared_frobenius
 from ._operators import SketchOperator, sketch_both
 from ._validation import as_matrix, check_int, result_dtype, trusted
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike, NDArray
+
+    from ._validation import MatrixLike
 
 __all__ = ["SketchState"]
 
@@ -79,7 +89,15 @@ class SketchState:
     (True, True)
     """
 
-    def __init__(self, shape, sketches, *, dtype=np.float64):
+    # (left, right) per name: a SketchOperator or None each, never both None
+    _specs: dict[str, tuple[Any, Any]]
+    # name -> array (a list of row blocks while the rows are open); None until
+    # the first update or merge allocates them
+    _arrays: Any
+
+    def __init__(self, shape: tuple[int | None, int],
+                 sketches: dict[str, tuple[SketchOperator | None, SketchOperator | None]], *,
+                 dtype: DTypeLike = np.float64) -> None:
         m, n = shape
         self.shape = (None if m is None else check_int(m, "shape[0]", 1),
                       check_int(n, "shape[1]", 1))
@@ -119,14 +137,20 @@ class SketchState:
     # -- description -------------------------------------------------------
 
     @property
-    def names(self):
+    def names(self) -> tuple[str, ...]:
         return tuple(self._specs)
 
-    def operators(self, name):
+    def operators(self, name: str) -> tuple[SketchOperator | None, SketchOperator | None]:
         """``(left, right)`` of the sketch ``name``."""
         return self._specs[name]
 
-    def sketch_shape(self, name, block_shape=None):
+    @overload
+    def sketch_shape(self, name: str, block_shape: tuple[int, int]) -> tuple[int, int]: ...
+    @overload
+    def sketch_shape(self, name: str, block_shape: None = None) -> tuple[int | None, int]: ...
+
+    def sketch_shape(self, name: str,
+                     block_shape: tuple[int, int] | None = None) -> tuple[int | None, int]:
         """Shape of the sketch ``name`` (of a block's share for ``block_shape``)."""
         left, right = self._specs[name]
         h, w = self.shape if block_shape is None else block_shape
@@ -137,11 +161,11 @@ class SketchState:
     """Key of the squared norm in the shares of :meth:`block_sketches`."""
 
     @property
-    def share_keys(self):
+    def share_keys(self) -> tuple[str, ...]:
         """Keys of :meth:`block_sketches`: the sketches and :attr:`NORM_KEY`."""
         return self.names + (self.NORM_KEY,)
 
-    def share_axis(self, name):
+    def share_axis(self, name: str) -> int | None:
         """Axis of A along which blocks own disjoint parts of the sketch: 0 for
         a range sketch (row blocks of A own its rows), 1 for a co-range sketch
         (column blocks own its columns), None for a core sketch (every block
@@ -152,7 +176,7 @@ class SketchState:
         return 0 if left is None else (1 if right is None else None)
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         if self._arrays is None:
             return 0
         total = 0
@@ -160,7 +184,7 @@ class SketchState:
             total += sum(b.nbytes for b in value) if isinstance(value, list) else value.nbytes
         return total
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         parts = ", ".join(f"{name}: {self.sketch_shape(name) if self.shape[0] else '?'}"
                           for name in self._specs)
         return f"SketchState(shape={self.shape}, {{{parts}}}, rows_seen={self.rows_seen})"
@@ -180,7 +204,7 @@ class SketchState:
                 arrays[name] = np.zeros(self.sketch_shape(name), self.dtype, order=order)
         self._arrays = arrays
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> NDArray[np.floating]:
         """The sketch ``name`` (a view of the state's array; for an open-ended
         state, its row blocks joined, in Fortran order)."""
         if name not in self._specs:
@@ -217,7 +241,7 @@ class SketchState:
             )
         return block, i0, j0
 
-    def update(self, block, offsets=(0, 0)):
+    def update(self, block: MatrixLike, offsets: tuple[int, int] = (0, 0)) -> SketchState:
         """Add the sketches of ``block`` = ``A[i0:i0+h, j0:j0+w]``.
 
         Parameters
@@ -259,7 +283,8 @@ class SketchState:
         self.rows_seen = max(self.rows_seen, i0 + h)
         return self
 
-    def block_sketches(self, block, offsets=(0, 0)):
+    def block_sketches(self, block: MatrixLike,
+                       offsets: tuple[int, int] = (0, 0)) -> dict[str, NDArray[np.floating]]:
         """The block's shares of the sketches, without touching the state.
 
         Returns a dict name -> array: rows ``[i0, i0 + h)`` of a range sketch
@@ -276,7 +301,7 @@ class SketchState:
         with trusted(block):
             for name, (left, right) in self._specs.items():
                 axis = self.share_axis(name)
-                order = "F" if axis == 0 else "C"
+                order: Literal["C", "F"] = "F" if axis == 0 else "C"
                 part = np.zeros(self.sketch_shape(name, (h, w)), self.dtype, order=order)
                 if 0 not in block.shape:
                     if axis == 0:
@@ -290,7 +315,9 @@ class SketchState:
         shares[self.NORM_KEY] = np.array([[squared_frobenius(block)]])
         return shares
 
-    def add_block_sketches(self, shares, offsets, block_shape):
+    def add_block_sketches(self, shares: Mapping[str, NDArray[np.floating]],
+                           offsets: tuple[int, int],
+                           block_shape: tuple[int, int]) -> SketchState:
         """Add the shares of a block (from :meth:`block_sketches`, possibly
         summed over blocks with the same rows (range) or columns (co-range))
         at ``offsets`` = ``(i0, j0)`` of a block of ``block_shape`` = ``(h, w)``."""
@@ -317,7 +344,7 @@ class SketchState:
         self.rows_seen = max(self.rows_seen, i0 + h)
         return self
 
-    def merge(self, other):
+    def merge(self, other: SketchState) -> SketchState:
         """Add the sketches of ``other``, a state of other blocks of the same
         matrix with the same operators; returns self."""
         if not isinstance(other, SketchState):
@@ -336,7 +363,7 @@ class SketchState:
         self.rows_seen = max(self.rows_seen, other.rows_seen)
         return self
 
-    def finalize(self):
+    def finalize(self) -> dict[str, NDArray[np.floating]]:
         """The sketches as a dict name -> array (for an open-ended state, row
         blocks joined).  The arrays are the state's own: a caller that
         factors them in place spends the state."""

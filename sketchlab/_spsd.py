@@ -18,6 +18,11 @@ ndarray.  Every method accepts ``columns=`` so that several methods can share
 the same landmarks, and returns an :class:`SPSDApproximation`.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.linalg as sla
 
@@ -29,6 +34,12 @@ from ._linalg import exact_core, sampling_scores, solve_core, symmetrize
 from ._operators import LeverageScoreSampler, UniformSampler
 from ._selection import LANDMARKS, select_landmarks
 from ._validation import as_generator, check_choice, check_int, check_positive
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from ._errors import ErrorEstimate
+    from ._kernel_matrices import KernelLike
 
 __all__ = ["SPSDApproximation", "nystrom", "fast_spsd", "faster_spsd", "optimal_spsd", "eta"]
 
@@ -69,7 +80,10 @@ class SPSDApproximation:
     (100, 100)
     """
 
-    def __init__(self, columns, C, U, *, n_evaluated, method, samples=(), error_estimate=None):
+    def __init__(self, columns: NDArray[np.int64], C: NDArray[np.floating],
+                 U: NDArray[np.float64], *, n_evaluated: int, method: str,
+                 samples: Iterable[tuple[NDArray[np.int64], NDArray[np.float64]]] = (),
+                 error_estimate: ErrorEstimate | None = None) -> None:
         self.columns = columns
         self.C = C
         self.U = U
@@ -79,24 +93,25 @@ class SPSDApproximation:
         self.error_estimate = error_estimate
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
         """Shape ``(n, n)`` of the approximated matrix."""
         n = self.C.shape[0]
         return (n, n)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         n, c = self.C.shape
         return (
             f"SPSDApproximation(method={self.method!r}, n={n}, c={c}, "
             f"n_evaluated={self.n_evaluated})"
         )
 
-    def toarray(self):
+    def toarray(self) -> NDArray[np.float64]:
         """The dense ``n x n`` matrix ``C U C^T`` (small n only)."""
         C = np.asarray(self.C, dtype=np.float64)
         return (C @ self.U) @ C.T
 
-    def error(self, K, *, relative=True, block_rows=None):
+    def error(self, K: KernelLike, *, relative: bool = True,
+              block_rows: int | None = None) -> float:
         """Frobenius error ``||K - C U C^T||_F`` (over ``||K||_F`` by default).
 
         Parameters
@@ -151,7 +166,8 @@ class SPSDApproximation:
             return 0.0 if resid == 0.0 else float("inf")
         return float(np.sqrt(resid / total))
 
-    def eigendecomposition(self, k=None):
+    def eigendecomposition(self,
+                           k: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Top-k eigenpairs of ``C U C^T``.
 
         Parameters
@@ -304,8 +320,9 @@ def _sampled_block(K, idx1, w1, idx2, w2):
 # ---------------------------------------------------------------------------
 
 
-def nystrom(K, c, *, columns=None, landmarks="uniform", rng=None, estimate_error=False,
-            n_probes=None):
+def nystrom(K: KernelLike, c: int | None, *, columns: ArrayLike | None = None,
+            landmarks: str = "uniform", rng: None | int | np.random.Generator = None,
+            estimate_error: bool = False, n_probes: int | None = None) -> SPSDApproximation:
     """The Nystrom approximation ``K ~ C W^+ C^T``.
 
     Parameters
@@ -379,9 +396,11 @@ def nystrom(K, c, *, columns=None, landmarks="uniform", rng=None, estimate_error
 FAST_SPSD_SAMPLING = ("uniform", "leverage")
 
 
-def fast_spsd(K, c, s, *, columns=None, landmarks="uniform", rng=None, sampling="uniform",
-              replace=False, include_columns=False, scaled=True, estimate_error=False,
-              n_probes=None):
+def fast_spsd(K: KernelLike, c: int | None, s: int, *, columns: ArrayLike | None = None,
+              landmarks: str = "uniform", rng: None | int | np.random.Generator = None,
+              sampling: str = "uniform", replace: bool = False, include_columns: bool = False,
+              scaled: bool = True, estimate_error: bool = False,
+              n_probes: int | None = None) -> SPSDApproximation:
     """Fast SPSD approximation (Wang, Luo & Zhang 2016; the paper's eq. (4.1)).
 
     ``U = (S C)^+ (S K S^T) (C^T S^T)^+`` with ONE row-sampling sketch S
@@ -516,8 +535,9 @@ def _draw_rows(n, s, forced, scores, replace, gen):
     return idx, 1.0 / np.sqrt(s * p)
 
 
-def faster_spsd(K, c, s, *, columns=None, landmarks="uniform", rng=None, estimate_error=False,
-                n_probes=None):
+def faster_spsd(K: KernelLike, c: int | None, s: int, *, columns: ArrayLike | None = None,
+                landmarks: str = "uniform", rng: None | int | np.random.Generator = None,
+                estimate_error: bool = False, n_probes: int | None = None) -> SPSDApproximation:
     """Faster SPSD approximation (the paper's Algorithm 2).
 
     ``U = pi_+((S1 C)^+ (S1 K S2^T) (C^T S2^T)^+)`` with two INDEPENDENT
@@ -601,8 +621,10 @@ def faster_spsd(K, c, s, *, columns=None, landmarks="uniform", rng=None, estimat
                       samples=((i1, w1), (i2, w2)))
 
 
-def optimal_spsd(K, c, *, columns=None, landmarks="uniform", rng=None, block_rows=None,
-                 estimate_error=False, n_probes=None):
+def optimal_spsd(K: KernelLike, c: int | None, *, columns: ArrayLike | None = None,
+                 landmarks: str = "uniform", rng: None | int | np.random.Generator = None,
+                 block_rows: int | None = None, estimate_error: bool = False,
+                 n_probes: int | None = None) -> SPSDApproximation:
     """The optimal core ``U = C^+ K (C^+)^T = argmin_X ||K - C X C^T||_F``.
 
     Parameters
@@ -687,7 +709,8 @@ def optimal_spsd(K, c, *, columns=None, landmarks="uniform", rng=None, block_row
 # ---------------------------------------------------------------------------
 
 
-def eta(K, k, *, rng=None, tol=1e-10, max_iter=100, block_rows=None):
+def eta(K: KernelLike, k: int, *, rng: None | int | np.random.Generator = None, tol: float = 1e-10,
+        max_iter: int = 100, block_rows: int | None = None) -> float:
     """Share of ``||K||_F^2`` in the top k eigenvalues: ``||K_k||_F^2 / ||K||_F^2``.
 
     The paper chooses the RBF scale so that this ``eta`` (with k = 15) is
@@ -781,4 +804,5 @@ def eta(K, k, *, rng=None, tol=1e-10, max_iter=100, block_rows=None):
         if not keep.any() or Q.shape[1] >= n:
             break  # the Krylov space is invariant: the Ritz values are exact
         Qj = W[:, keep][:, :n - Q.shape[1]]
-    return float(min(1.0, share / total))
+    # total is set by the first pass, and max_iter >= 1
+    return float(min(1.0, share / total))  # type: ignore[operator]

@@ -23,9 +23,13 @@ The in-memory functions, block streams, ``SinglePassSVD.partial_fit`` and
 operators of a method) and :func:`svd_recover` (the SVD from a filled state).
 """
 
+from __future__ import annotations
+
 import collections.abc
 import math
 import warnings
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
 import scipy.linalg as sla
@@ -49,6 +53,21 @@ from ._validation import (
     result_dtype,
     trusted,
 )
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from numpy.typing import NDArray
+
+    from ._errors import ErrorEstimate
+    from ._validation import MatrixLike
+
+    # what the single-pass SVDs return: (U, s, Vt), and with estimate_error=True
+    # (U, s, Vt, estimate)
+    SVDFactors: TypeAlias = tuple[NDArray[np.floating], NDArray[np.floating],
+                                  NDArray[np.floating]]
+    SVDFactorsWithError: TypeAlias = tuple[NDArray[np.floating], NDArray[np.floating],
+                                           NDArray[np.floating], ErrorEstimate]
 
 __all__ = [
     "fast_sp_svd",
@@ -454,7 +473,7 @@ def _practical_sizes(k, shape, c, r):
     return c, r
 
 
-def practical_sp_svd_sizes(total, k):
+def practical_sp_svd_sizes(total: int, k: int) -> tuple[int, int]:
     """Split of a budget ``c + r = total`` for :func:`practical_sp_svd`.
 
     Tropp, Yurtsever, Udell & Cevher (2017) recommend a co-range sketch about
@@ -493,7 +512,8 @@ def practical_sp_svd_sizes(total, k):
     return c, total - c
 
 
-def three_sketch_svd_sizes(storage, shape, k):
+def three_sketch_svd_sizes(storage: int, shape: tuple[int, int],
+                           k: int) -> tuple[int, int, int, int]:
     """Sizes for :func:`three_sketch_svd` within a storage budget.
 
     Tropp, Yurtsever, Udell & Cevher (2019, eqs. 5.5-5.6) spend a budget of
@@ -578,9 +598,40 @@ def finish(result, estimate_error):
     return (U, s, Vt, estimate) if estimate_error else (U, s, Vt)
 
 
-def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap-gaussian",
-                core_sketch="osnap", axis=1, block_size=None, rank=None, rng=None, shape=None,
-                estimate_error=False, tol=None, n_probes=None):
+@overload
+def fast_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
+                r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
+                range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
+                block_size: int | None = ..., rank: int | None = ...,
+                rng: None | int | np.random.Generator = ..., shape: tuple[int, int] | None = ...,
+                estimate_error: Literal[False] = ..., tol: float | None = ...,
+                n_probes: int | None = ...) -> SVDFactors: ...
+@overload
+def fast_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
+                r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
+                range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
+                block_size: int | None = ..., rank: int | None = ...,
+                rng: None | int | np.random.Generator = ..., shape: tuple[int, int] | None = ...,
+                estimate_error: Literal[True], tol: float | None = ..., n_probes: int | None = ...
+               ) -> SVDFactorsWithError: ...
+@overload
+def fast_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
+                r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
+                range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
+                block_size: int | None = ..., rank: int | None = ...,
+                rng: None | int | np.random.Generator = ..., shape: tuple[int, int] | None = ...,
+                estimate_error: bool = ..., tol: float | None = ..., n_probes: int | None = ...
+               ) -> SVDFactors | SVDFactorsWithError: ...
+
+
+def fast_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = None,
+                r: int | None = None, s_c: int | None = None, s_r: int | None = None,
+                range_sketch: str = "osnap-gaussian", core_sketch: str = "osnap", axis: int = 1,
+                block_size: int | None = None, rank: int | None = None,
+                rng: None | int | np.random.Generator = None,
+                shape: tuple[int, int] | None = None, estimate_error: bool = False,
+                tol: float | None = None, n_probes: int | None = None
+               ) -> SVDFactors | SVDFactorsWithError:
     """Fast single-pass SVD (Algorithm 3), reading A once.
 
     Sketches ``C = A Omega~`` (m x c), ``R = Psi~ A`` (r x n) and
@@ -694,9 +745,38 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
                         n_probes=n_probes)
 
 
-def practical_sp_svd(A, k, *, c=None, r=None, range_sketch="gaussian", axis=1, block_size=None,
-                     rank=None, rng=None, shape=None, estimate_error=False, tol=None,
-                     n_probes=None):
+@overload
+def practical_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
+                     r: int | None = ..., range_sketch: str = ..., axis: int = ...,
+                     block_size: int | None = ..., rank: int | None = ...,
+                     rng: None | int | np.random.Generator = ...,
+                     shape: tuple[int, int] | None = ..., estimate_error: Literal[False] = ...,
+                     tol: float | None = ..., n_probes: int | None = ...) -> SVDFactors: ...
+@overload
+def practical_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
+                     r: int | None = ..., range_sketch: str = ..., axis: int = ...,
+                     block_size: int | None = ..., rank: int | None = ...,
+                     rng: None | int | np.random.Generator = ...,
+                     shape: tuple[int, int] | None = ..., estimate_error: Literal[True],
+                     tol: float | None = ..., n_probes: int | None = ...
+                    ) -> SVDFactorsWithError: ...
+@overload
+def practical_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
+                     r: int | None = ..., range_sketch: str = ..., axis: int = ...,
+                     block_size: int | None = ..., rank: int | None = ...,
+                     rng: None | int | np.random.Generator = ...,
+                     shape: tuple[int, int] | None = ..., estimate_error: bool = ...,
+                     tol: float | None = ..., n_probes: int | None = ...
+                    ) -> SVDFactors | SVDFactorsWithError: ...
+
+
+def practical_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = None,
+                     r: int | None = None, range_sketch: str = "gaussian", axis: int = 1,
+                     block_size: int | None = None, rank: int | None = None,
+                     rng: None | int | np.random.Generator = None,
+                     shape: tuple[int, int] | None = None, estimate_error: bool = False,
+                     tol: float | None = None, n_probes: int | None = None
+                    ) -> SVDFactors | SVDFactorsWithError:
     """Practical single-pass SVD (Tropp et al. 2017; the paper's appendix algorithm).
 
     Range and co-range sketches ``C = A Omega~`` (m x c) and ``R = Psi~ A``
@@ -763,9 +843,42 @@ def practical_sp_svd(A, k, *, c=None, r=None, range_sketch="gaussian", axis=1, b
                         estimate_error=estimate_error, tol=tol, n_probes=n_probes)
 
 
-def three_sketch_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="gaussian",
-                     core_sketch="gaussian", axis=1, block_size=None, rank=None, rng=None,
-                     shape=None, estimate_error=False, tol=None, n_probes=None):
+@overload
+def three_sketch_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
+                     r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
+                     range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
+                     block_size: int | None = ..., rank: int | None = ...,
+                     rng: None | int | np.random.Generator = ...,
+                     shape: tuple[int, int] | None = ..., estimate_error: Literal[False] = ...,
+                     tol: float | None = ..., n_probes: int | None = ...) -> SVDFactors: ...
+@overload
+def three_sketch_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
+                     r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
+                     range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
+                     block_size: int | None = ..., rank: int | None = ...,
+                     rng: None | int | np.random.Generator = ...,
+                     shape: tuple[int, int] | None = ..., estimate_error: Literal[True],
+                     tol: float | None = ..., n_probes: int | None = ...
+                    ) -> SVDFactorsWithError: ...
+@overload
+def three_sketch_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
+                     r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
+                     range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
+                     block_size: int | None = ..., rank: int | None = ...,
+                     rng: None | int | np.random.Generator = ...,
+                     shape: tuple[int, int] | None = ..., estimate_error: bool = ...,
+                     tol: float | None = ..., n_probes: int | None = ...
+                    ) -> SVDFactors | SVDFactorsWithError: ...
+
+
+def three_sketch_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = None,
+                     r: int | None = None, s_c: int | None = None, s_r: int | None = None,
+                     range_sketch: str = "gaussian", core_sketch: str = "gaussian", axis: int = 1,
+                     block_size: int | None = None, rank: int | None = None,
+                     rng: None | int | np.random.Generator = None,
+                     shape: tuple[int, int] | None = None, estimate_error: bool = False,
+                     tol: float | None = None, n_probes: int | None = None
+                    ) -> SVDFactors | SVDFactorsWithError:
     """Three-sketch single-pass SVD (Tropp, Yurtsever, Udell & Cevher 2019).
 
     "Streaming low-rank matrix approximation with an application to

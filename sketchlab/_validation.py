@@ -4,18 +4,38 @@ Each check names the parameter, the constraint and the value received, and
 runs before any kernel does.
 """
 
+from __future__ import annotations
+
 import contextvars
 import numbers
 import operator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from numpy.typing import DTypeLike
+
+    # What the public functions take as a matrix: an array_like (numpy.typing.ArrayLike)
+    # or a scipy.sparse matrix or array.  scipy ships no type information, so to a type
+    # checker its classes are Any, and a union with ArrayLike would reject every use of
+    # the sparse branch: Any it is, named for the reader.
+    MatrixLike: TypeAlias = Any
+    # A dense ndarray or a scipy.sparse matrix or array, as as_matrix returns it.
+    Matrix: TypeAlias = Any
+    # The rng= of every public function (Scientific Python's SPEC 7); a legacy
+    # RandomState is accepted too, for scikit-learn's random_state.
+    RNGLike: TypeAlias = "None | int | np.random.Generator | np.random.RandomState"
+
 _MAX_SEED = 2**64
 
 
-def check_random_state(rng, name="rng"):
+def check_random_state(rng: RNGLike, name: str = "rng") -> int:
     """Return a 64-bit seed (Python int) drawn from ``rng``.
 
     ``rng`` follows Scientific Python's SPEC 7 (seeding): None (fresh
@@ -42,7 +62,7 @@ def check_random_state(rng, name="rng"):
     )
 
 
-def as_generator(rng, name="rng"):
+def as_generator(rng: RNGLike, name: str = "rng") -> np.random.Generator:
     """A ``numpy.random.Generator`` from None, an int, a Generator or a
     RandomState; errors name the parameter ``name``."""
     if isinstance(rng, np.random.Generator):
@@ -54,7 +74,7 @@ def as_generator(rng, name="rng"):
     return np.random.default_rng(rng)
 
 
-def check_int(value, name, low=None, high=None):
+def check_int(value: Any, name: str, low: int | None = None, high: int | None = None) -> int:
     """``value`` as an int in ``[low, high]`` (bounds optional)."""
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be an int, got {value!r}")
@@ -69,7 +89,7 @@ def check_int(value, name, low=None, high=None):
     return ivalue
 
 
-def check_positive(value, name):
+def check_positive(value: Any, name: str) -> float:
     """``value`` as a finite float > 0."""
     try:
         fvalue = float(value)
@@ -80,29 +100,29 @@ def check_positive(value, name):
     return fvalue
 
 
-def check_axis(axis, name="axis"):
+def check_axis(axis: Any, name: str = "axis") -> int:
     if isinstance(axis, (bool, np.bool_)) or axis not in (0, 1):
         raise ValueError(f"{name} must be 0 or 1, got {axis!r}")
     return int(axis)
 
 
-def check_choice(value, name, choices):
+def check_choice(value: Any, name: str, choices: Collection[str]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
     return value
 
 
-def result_dtype(dtype):
+def result_dtype(dtype: DTypeLike) -> np.dtype:
     """float32 stays float32; every other real dtype computes in float64."""
     return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
 
 
-def check_numeric_dtype(dtype, name):
+def check_numeric_dtype(dtype: np.dtype, name: str) -> None:
     if dtype.kind not in "biuf":
         raise TypeError(f"{name} must have a real numeric dtype, got dtype {dtype}")
 
 
-def all_finite(A):
+def all_finite(A: Matrix) -> bool:
     """True when every stored value of a dense or sparse ``A`` is finite."""
     data = A.data if sp.issparse(A) else A
     if data.size == 0 or data.dtype.kind in "biu":
@@ -115,7 +135,7 @@ def all_finite(A):
         return count_nonfinite(flat) == 0
 
 
-def check_finite(A, name):
+def check_finite(A: Matrix, name: str) -> None:
     if not all_finite(A):
         raise ValueError(f"{name} must not contain NaN or Inf")
 
@@ -171,7 +191,7 @@ def _check_pointers(indptr, indices, data_len, nvec, ncols, name, fmt, shape):
     return nnz
 
 
-def check_compressed(A, name, finite=True):
+def check_compressed(A: Any, name: str, finite: bool = True) -> Any:
     """Check the arrays of a CSR/CSC matrix that the compiled loops index with
     (pointers, index range) and, with ``finite``, its values, and return A
     in canonical array form: native-endian signed index arrays, no stored
@@ -209,7 +229,7 @@ def check_compressed(A, name, finite=True):
     return A
 
 
-def check_sparse_structure(A, name):
+def check_sparse_structure(A: Any, name: str) -> Any:
     """Check the index arrays of a scipy.sparse ``A`` before anything (scipy's
     format conversions included) reads through them; dense input passes.
 
@@ -267,11 +287,12 @@ def check_sparse_structure(A, name):
 # Arrays already validated by as_matrix in the current call, so that an
 # algorithm that checked its input once can hand it to several operators
 # without a second O(nnz) pass (see :func:`trusted`).
-_TRUSTED = contextvars.ContextVar("sketchlab_trusted", default=())
+_TRUSTED: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar(
+    "sketchlab_trusted", default=())
 
 
 @contextmanager
-def trusted(*arrays):
+def trusted(*arrays: Matrix) -> Iterator[None]:
     """Within this context, :func:`as_matrix` skips the O(nnz) checks (index
     range, finite values) of exactly these objects.
 
@@ -287,11 +308,11 @@ def trusted(*arrays):
         _TRUSTED.reset(token)
 
 
-def _is_trusted(A):
+def _is_trusted(A: Matrix) -> bool:
     return any(A is t for t in _TRUSTED.get())
 
 
-def check_shape(shape, name="shape"):
+def check_shape(shape: Any, name: str = "shape") -> tuple[int, int]:
     """``(m, n)`` as two ints >= 1."""
     try:
         m, n = shape
@@ -304,7 +325,7 @@ MAX_DIM = 2**31 - 1
 """Largest dimension a sketching operator compresses."""
 
 
-def check_sketchable(shape, name="A"):
+def check_sketchable(shape: Any, name: str = "A") -> Any:
     """A shape whose dimensions the operators can compress (at most 2**31 - 1)."""
     if max(shape) > MAX_DIM:
         raise ValueError(
@@ -314,7 +335,7 @@ def check_sketchable(shape, name="A"):
     return shape
 
 
-def check_rtol(rtol, name="rtol"):
+def check_rtol(rtol: Any, name: str = "rtol") -> float | None:
     """None, or a real number in [0, 1) (a relative singular-value cutoff)."""
     if rtol is None:
         return None
@@ -326,7 +347,7 @@ def check_rtol(rtol, name="rtol"):
     return value
 
 
-def check_tol(tol, name="tol"):
+def check_tol(tol: Any, name: str = "tol") -> float | None:
     """None, or a number in (0, 1) (a target accuracy)."""
     if tol is None:
         return None
@@ -338,7 +359,7 @@ def check_tol(tol, name="tol"):
     return value
 
 
-def check_out(out, shape, dtype, name="out"):
+def check_out(out: Any, shape: tuple[int, ...], dtype: DTypeLike, name: str = "out") -> np.ndarray:
     """A writable ndarray of exactly ``shape`` and ``dtype`` to write results into."""
     if not isinstance(out, np.ndarray):
         raise TypeError(f"{name} must be a numpy.ndarray, got {type(out).__name__}")
@@ -351,7 +372,8 @@ def check_out(out, shape, dtype, name="out"):
     return out
 
 
-def as_matrix(A, name, *, allow_1d=False, sparse=True, finite=True, copy=False):
+def as_matrix(A: MatrixLike, name: str, *, allow_1d: bool = False, sparse: bool = True,
+              finite: bool = True, copy: bool = False) -> Any:
     """Validate a matrix argument and bring it to a canonical form.
 
     Returns a 2-D ndarray (C or F order kept) of float32/float64, or a

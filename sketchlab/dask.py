@@ -42,7 +42,10 @@ this machine:
 True
 """
 
+from __future__ import annotations
+
 import operator
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -63,6 +66,13 @@ from ._operators import sketch_both as _sketch_both
 from ._sketch_state import SketchState
 from ._validation import as_matrix, check_axis, check_numeric_dtype, check_shape, result_dtype
 from ._validation import trusted
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ._cur import CURDecomposition
+    from ._svd import SVDFactors, SVDFactorsWithError
+    from ._validation import MatrixLike
 
 __all__ = ["sketch", "sketch_both", "sketch_state", "cur", "fast_sp_svd", "practical_sp_svd",
            "three_sketch_svd"]
@@ -253,7 +263,8 @@ def _writable(X):
 # ---------------------------------------------------------------------------
 
 
-def sketch(S, A, axis=0, *, scheduler=None):
+def sketch(S: SketchOperator, A: da.Array | MatrixLike, axis: int = 0, *,
+           scheduler: Any = None) -> NDArray[np.floating]:
     """Sketch of a dask array: ``S A`` (``axis=0``) or ``A S^T`` (``axis=1``).
 
     Each chunk ``A[i0:i0+h, j0:j0+w]`` applies columns ``[i0, i0+h)``
@@ -336,7 +347,8 @@ def sketch(S, A, axis=0, *, scheduler=None):
     return out.ravel() if vector else out
 
 
-def sketch_both(S1, A, S2, *, scheduler=None):
+def sketch_both(S1: SketchOperator, A: da.Array | MatrixLike, S2: SketchOperator, *,
+                scheduler: Any = None) -> NDArray[np.floating]:
     """Two-sided sketch ``S1 A S2^T`` of a dask array.
 
     Each chunk ``A[i0:i0+h, j0:j0+w]`` gives
@@ -413,7 +425,9 @@ def sketch_both(S1, A, S2, *, scheduler=None):
 # ---------------------------------------------------------------------------
 
 
-def sketch_state(A, sketches, *, scheduler=None):
+def sketch_state(A: da.Array | MatrixLike,
+                 sketches: dict[str, tuple[SketchOperator | None, SketchOperator | None]], *,
+                 scheduler: Any = None) -> SketchState:
     """One pass over the chunks of a dask array into a filled
     :class:`~sketchlab.SketchState` of ``sketches``.
 
@@ -539,10 +553,40 @@ _DASK_MEMORY_NOTE = """Each task holds one chunk (h x w) and its
     finishes as in memory: QRs of C and R^T, the small core, its SVD."""
 
 
-def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap-gaussian",
-                core_sketch="osnap", axis=1, block_size=None, rank=None, rng=None, shape=None,
-                scheduler=None, estimate_error=False, tol=None,
-                n_probes=None):
+@overload
+def fast_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ..., r: int | None = ...,
+                s_c: int | None = ..., s_r: int | None = ..., range_sketch: str = ...,
+                core_sketch: str = ..., axis: int = ..., block_size: int | None = ...,
+                rank: int | None = ..., rng: None | int | np.random.Generator = ...,
+                shape: tuple[int, int] | None = ..., scheduler: Any = ...,
+                estimate_error: Literal[False] = ..., tol: float | None = ...,
+                n_probes: int | None = ...) -> SVDFactors: ...
+@overload
+def fast_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ..., r: int | None = ...,
+                s_c: int | None = ..., s_r: int | None = ..., range_sketch: str = ...,
+                core_sketch: str = ..., axis: int = ..., block_size: int | None = ...,
+                rank: int | None = ..., rng: None | int | np.random.Generator = ...,
+                shape: tuple[int, int] | None = ..., scheduler: Any = ...,
+                estimate_error: Literal[True], tol: float | None = ..., n_probes: int | None = ...
+               ) -> SVDFactorsWithError: ...
+@overload
+def fast_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ..., r: int | None = ...,
+                s_c: int | None = ..., s_r: int | None = ..., range_sketch: str = ...,
+                core_sketch: str = ..., axis: int = ..., block_size: int | None = ...,
+                rank: int | None = ..., rng: None | int | np.random.Generator = ...,
+                shape: tuple[int, int] | None = ..., scheduler: Any = ...,
+                estimate_error: bool = ..., tol: float | None = ..., n_probes: int | None = ...
+               ) -> SVDFactors | SVDFactorsWithError: ...
+
+
+def fast_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = None, r: int | None = None,
+                s_c: int | None = None, s_r: int | None = None,
+                range_sketch: str = "osnap-gaussian", core_sketch: str = "osnap", axis: int = 1,
+                block_size: int | None = None, rank: int | None = None,
+                rng: None | int | np.random.Generator = None,
+                shape: tuple[int, int] | None = None, scheduler: Any = None,
+                estimate_error: bool = False, tol: float | None = None,
+                n_probes: int | None = None) -> SVDFactors | SVDFactorsWithError:
     """Fast single-pass SVD (Algorithm 3) of a dask array.
 
     Each chunk adds its shares of ``C = A Omega~`` (m x c), ``R = Psi~ A``
@@ -609,9 +653,39 @@ def fast_sp_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="osnap
                         estimate_error=estimate_error, tol=tol, n_probes=n_probes)
 
 
-def practical_sp_svd(A, k, *, c=None, r=None, range_sketch="gaussian", axis=1, block_size=None,
-                     rank=None, rng=None, shape=None, scheduler=None, estimate_error=False, tol=None,
-                n_probes=None):
+@overload
+def practical_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ...,
+                     r: int | None = ..., range_sketch: str = ..., axis: int = ...,
+                     block_size: int | None = ..., rank: int | None = ...,
+                     rng: None | int | np.random.Generator = ...,
+                     shape: tuple[int, int] | None = ..., scheduler: Any = ...,
+                     estimate_error: Literal[False] = ..., tol: float | None = ...,
+                     n_probes: int | None = ...) -> SVDFactors: ...
+@overload
+def practical_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ...,
+                     r: int | None = ..., range_sketch: str = ..., axis: int = ...,
+                     block_size: int | None = ..., rank: int | None = ...,
+                     rng: None | int | np.random.Generator = ...,
+                     shape: tuple[int, int] | None = ..., scheduler: Any = ...,
+                     estimate_error: Literal[True], tol: float | None = ...,
+                     n_probes: int | None = ...) -> SVDFactorsWithError: ...
+@overload
+def practical_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ...,
+                     r: int | None = ..., range_sketch: str = ..., axis: int = ...,
+                     block_size: int | None = ..., rank: int | None = ...,
+                     rng: None | int | np.random.Generator = ...,
+                     shape: tuple[int, int] | None = ..., scheduler: Any = ...,
+                     estimate_error: bool = ..., tol: float | None = ...,
+                     n_probes: int | None = ...) -> SVDFactors | SVDFactorsWithError: ...
+
+
+def practical_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = None,
+                     r: int | None = None, range_sketch: str = "gaussian", axis: int = 1,
+                     block_size: int | None = None, rank: int | None = None,
+                     rng: None | int | np.random.Generator = None,
+                     shape: tuple[int, int] | None = None, scheduler: Any = None,
+                     estimate_error: bool = False, tol: float | None = None,
+                     n_probes: int | None = None) -> SVDFactors | SVDFactorsWithError:
     """Practical single-pass SVD (Tropp et al. 2017; the paper's appendix) of a dask array.
 
     Each chunk adds its shares of ``C = A Omega~`` (m x c) and
@@ -669,10 +743,43 @@ def practical_sp_svd(A, k, *, c=None, r=None, range_sketch="gaussian", axis=1, b
                         rng=rng, estimate_error=estimate_error, tol=tol, n_probes=n_probes)
 
 
-def three_sketch_svd(A, k, *, c=None, r=None, s_c=None, s_r=None, range_sketch="gaussian",
-                     core_sketch="gaussian", axis=1, block_size=None, rank=None, rng=None,
-                     shape=None, scheduler=None, estimate_error=False, tol=None,
-                n_probes=None):
+@overload
+def three_sketch_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ...,
+                     r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
+                     range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
+                     block_size: int | None = ..., rank: int | None = ...,
+                     rng: None | int | np.random.Generator = ...,
+                     shape: tuple[int, int] | None = ..., scheduler: Any = ...,
+                     estimate_error: Literal[False] = ..., tol: float | None = ...,
+                     n_probes: int | None = ...) -> SVDFactors: ...
+@overload
+def three_sketch_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ...,
+                     r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
+                     range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
+                     block_size: int | None = ..., rank: int | None = ...,
+                     rng: None | int | np.random.Generator = ...,
+                     shape: tuple[int, int] | None = ..., scheduler: Any = ...,
+                     estimate_error: Literal[True], tol: float | None = ...,
+                     n_probes: int | None = ...) -> SVDFactorsWithError: ...
+@overload
+def three_sketch_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ...,
+                     r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
+                     range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
+                     block_size: int | None = ..., rank: int | None = ...,
+                     rng: None | int | np.random.Generator = ...,
+                     shape: tuple[int, int] | None = ..., scheduler: Any = ...,
+                     estimate_error: bool = ..., tol: float | None = ...,
+                     n_probes: int | None = ...) -> SVDFactors | SVDFactorsWithError: ...
+
+
+def three_sketch_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = None,
+                     r: int | None = None, s_c: int | None = None, s_r: int | None = None,
+                     range_sketch: str = "gaussian", core_sketch: str = "gaussian", axis: int = 1,
+                     block_size: int | None = None, rank: int | None = None,
+                     rng: None | int | np.random.Generator = None,
+                     shape: tuple[int, int] | None = None, scheduler: Any = None,
+                     estimate_error: bool = False, tol: float | None = None,
+                     n_probes: int | None = None) -> SVDFactors | SVDFactorsWithError:
     """Three-sketch single-pass SVD (Tropp, Yurtsever, Udell & Cevher 2019) of a dask array.
 
     Each chunk adds its shares of the range sketch ``A Omega^T`` (m x c),
@@ -744,8 +851,12 @@ del _f
 # ---------------------------------------------------------------------------
 
 
-def cur(A, c, r=None, *, k=None, select="approx-leverage", core="fast", sketch_size=None,
-        rng=None, estimate_error=False, n_probes=None, scheduler=None):
+def cur(A: da.Array | MatrixLike, c: int, r: int | None = None, *, k: int | None = None,
+        select: str = "approx-leverage", core: str = "fast",
+        sketch_size: int | tuple[int, int] | None = None,
+        rng: None | int | np.random.Generator = None, estimate_error: bool = False,
+        n_probes: int | None = None,
+        scheduler: Any = None) -> CURDecomposition:
     """CUR decomposition of a dask array in two passes over the chunks.
 
     Pass 1 sketches A on both sides for the selection (a row sketch and a
@@ -815,7 +926,8 @@ def cur(A, c, r=None, *, k=None, select="approx-leverage", core="fast", sketch_s
         first = sketch_state(A, selection_sketches(A.shape, c, r, k, select, gen),
                              scheduler=scheduler)
         columns, rows = select_from_sketches(first.finalize(), c, r, k, select, gen)
-    sketches = {"C": (None, IndexSelection(columns, n)), "R": (IndexSelection(rows, m), None)}
+    sketches: dict[str, tuple[Any, Any]] = {"C": (None, IndexSelection(columns, n)),
+                                            "R": (IndexSelection(rows, m), None)}
     if core == "fast":
         s_c, s_r = (sketch_size, sketch_size) if np.ndim(sketch_size) == 0 else sketch_size
         S_C = make_sketch("countsketch", int(s_c), m, rng=gen)
