@@ -1,0 +1,669 @@
+"""Fuzzing the public API: nothing crashes, nothing is silently wrong.
+
+Every call either raises a clear error (ValueError or TypeError whose
+message names the offending parameter) or returns what a dense reference
+says: NumPy on the densified, uncorrupted input, or the operator built
+densely from its definition (tests/reference.py).
+
+Two halves:
+
+- Corrupt sparse structures, huge dimensions and bad sizes or seeds, which
+  could crash the interpreter, run in a child process
+  (tests/fuzz_cases.py): one child for all selected cases, printing one
+  JSON line per case, and a new child after a case that kills its own.
+- Readable but odd inputs (every scipy format and class, unsorted and
+  duplicate indices, float16 ... uint64 and bool, values near 1e+-300,
+  NaN, empty dimensions) are drawn by hypothesis in this process.
+
+The default profile is derandomized and small (CI); ``-m fuzz_long`` runs
+the whole corruption grid (both sparse classes, random positions) and the
+properties with many more, and larger, examples.  Known bugs are kept as
+``xfail(strict=True)`` cases, so that fixing one makes its case pass and
+fail the suite until the mark is removed.
+"""
+
+import fnmatch
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import strategies as st
+
+import sketchlab as sl
+
+from . import fuzz_cases as fc
+from .reference import dense_of, eta_dense, nystrom_dense, optimal_spsd_dense, rbf_dense
+
+# ---------------------------------------------------------------------------
+# Known bugs (each case below fails today; strict: a fix flips it to XPASS)
+# ---------------------------------------------------------------------------
+
+BUG_ATTRIBUTE = (
+    "as_matrix/check_compressed assume ndarray index arrays: A.indptr = list(...) or "
+    "A.indices = None raises AttributeError ('... has no attribute ndim'), not a TypeError "
+    "naming A"
+)
+BUG_ENDIAN = (
+    "big-endian index arrays (A.indices.astype('>i4'), as read from files) reach Numba: "
+    "TypingError 'non-precise type pyobject' instead of a result or a named error"
+)
+BUG_BSR = (
+    "a corrupt BSR (decreasing indptr; data blocks that no longer match indptr) fails inside "
+    "scipy's csr_matrix constructor in check_sparse_structure, with scipy's message ('index "
+    "pointer ...'), which does not name A"
+)
+BUG_LIL_MISMATCH = (
+    "LIL with rows[i] and data[i] of different lengths is not checked: scipy's tocsr leaves "
+    "uninitialized values, the result is silently wrong"
+)
+BUG_LENGTHS = (
+    "CSR/CSC with len(data) != len(indices) passes as_matrix (which reads the shorter), then "
+    "fails in scipy (A.T, slicing) with 'indices and data should have the same size', which "
+    "does not name A"
+)
+BUG_NORMS = (
+    "index/data arrays longer than indptr[-1] (scipy's nnz; valid for scipy): squared norms "
+    "sum all of A.data, so residuals, error ratios and SketchState.squared_norm are silently "
+    "wrong"
+)
+BUG_UINT64 = (
+    "a uint64 indptr passes as_matrix, then scipy's sparsetools refuse it ('unsupported data "
+    "types in input'), a message that does not name A"
+)
+BUG_EST_DTYPE = (
+    "estimators: check_sparse_structure hands object/str/longdouble/float16 data of a sparse "
+    "X to Numba before any dtype check: TypingError/NotImplementedError, not a TypeError "
+    "naming X"
+)
+BUG_EST_NAMES = (
+    "estimators: a LIL X with out-of-range indices is caught only inside (SketchState.update, "
+    "RBFKernel.cross), so the message names 'block' or 'Y', not X"
+)
+BUG_EST_SEGV = (
+    "SinglePassSVD.transform segfaults on a LIL X with an out-of-range column index: "
+    "check_sparse_structure does not check LIL, and scipy's CSR @ dense reads out of bounds"
+)
+BUG_ZERO_CUR = "cur(select='deim', core='exact') of an all-zero matrix raises IndexError"
+BUG_ZERO_LEVERAGE = (
+    "LeverageScoreSampler.from_matrix of an all-zero matrix: 'scores must not all be zero' "
+    "names scores, not A"
+)
+BUG_HUGE = (
+    "table kinds build O(input_dim) tables for a whole-input application: S @ A of a "
+    "(2**31 - 1) x 2 sparse A with 3 nonzeros needs 8-16 GiB (MemoryError under 4 GiB), not "
+    "O(nnz(A)) (SPEC section 2)"
+)
+BUG_HUGE_NAME = (
+    "fast_sp_svd of a sparse A with 2**40 rows: the error names input_dim (of an internal "
+    "operator), not A"
+)
+BUG_PROBES_NAME = (
+    "fast_gmr(estimate_error=True, n_probes=2**31): the error names sketch_size (of the "
+    "probe operator), not n_probes"
+)
+BUG_RANDOM_STATE = (
+    "SinglePassSVD/SketchedNystroem: a bad random_state gives an error naming rng, not "
+    "random_state"
+)
+BUG_TOL = (
+    "fast_gmr(tol=...) divides by zero when the estimated optimal residual is 0 "
+    "(A = C X R exactly, or the probe's estimate below the excess): ZeroDivisionError"
+)
+
+RESIDUALS = "gmr_residual|gmr_error_ratio|lowrank_residual|sketch_state"
+ESTIMATORS = "sketched_nystroem_*|single_pass_svd_*"
+# calls where a CSC with len(data) != len(indices) is read without a scipy
+# operation that checks the lengths (they give the right result)
+CSC_LENGTHS_OK = ("fast_sp_svd_blocks_estimate|gmr|gmr_C|gmr_R|left:gaussian|left:srht|"
+                  "leverage_from_matrix|leverage_scores|practical_sp_svd_rows|rbf_faster_spsd|"
+                  "rbf_nystrom|right:srht|single_pass_svd_transform|sketch_both_composed|"
+                  "sketched_nystroem_fit|sketched_nystroem_transform")
+CSR_LENGTHS_BAD = ("cur|cur_deim_exact|left:gaussian|leverage_scores_k_sketch|three_sketch_svd_tol|"
+                   "rbf_faster_spsd|rbf_nystrom|sketched_nystroem_fit|sketched_nystroem_transform")
+UINT64_BAD = ("cur_deim_exact|fast_gmr_estimate|fast_sp_svd|gmr|gmr_C|gmr_R|gmr_error_ratio|"
+              "gmr_residual|leverage_from_matrix|leverage_scores|lowrank_residual|"
+              "three_sketch_svd_tol|fast_sp_svd_stream|sketch_state|dask_fast_sp_svd|"
+              "dask_sketch_state|single_pass_svd_*")
+
+# (call globs separated by '|', corruption glob, reason or None): the first
+# rule that matches decides
+KNOWN_CORRUPT = [
+    ("transpose", "*", None),  # S.T @ Y refuses a sparse Y first, by name
+    ("*", "*:indptr_list", BUG_ATTRIBUTE),
+    ("*", "*:indices_none", BUG_ATTRIBUTE),
+    ("*", "*:indices_bigendian", BUG_ENDIAN),
+    ("*", "*:indptr_bigendian", BUG_ENDIAN),
+    ("*", "bsr_indptr_decreasing", BUG_BSR),
+    ("*", "bsr_block_shape", BUG_BSR),
+    ("gmr_C|fast_gmr_C", "lil_rows_data_mismatch", None),  # the bad column is out of range
+    ("*", "lil_rows_data_mismatch", BUG_LIL_MISMATCH),
+    (RESIDUALS, "*:arrays_long", BUG_NORMS),
+    (RESIDUALS, "*:data_long", BUG_NORMS),
+    (CSC_LENGTHS_OK, "csc:*_long", None),
+    ("gmr_error_ratio|gmr_residual|lowrank_residual", "csc:indices_long", None),
+    ("*", "csc:data_long", BUG_LENGTHS),
+    ("*", "csc:indices_long", BUG_LENGTHS),
+    (CSR_LENGTHS_BAD, "csr:data_long", BUG_LENGTHS),
+    (CSR_LENGTHS_BAD, "csr:indices_long", BUG_LENGTHS),
+    (UINT64_BAD, "*:indptr_uint64", BUG_UINT64),
+    ("practical_sp_svd_rows|rbf_faster_spsd|rbf_nystrom|sketched_nystroem_*", "csr:indptr_uint64",
+     BUG_UINT64),
+    ("fast_sp_svd_blocks_estimate", "csc:indptr_uint64", BUG_UINT64),
+    (ESTIMATORS, "*:data_float16", BUG_EST_DTYPE),
+    (ESTIMATORS, "*:data_longdouble", BUG_EST_DTYPE),
+    (ESTIMATORS, "*:data_object", BUG_EST_DTYPE),
+    (ESTIMATORS, "*:data_str", BUG_EST_DTYPE),
+    ("leverage_from_matrix", "*:all_zero", BUG_ZERO_LEVERAGE),
+    ("cur_deim_exact", "*:all_zero", BUG_ZERO_CUR),
+    ("single_pass_svd_transform", "lil_index_*", BUG_EST_SEGV),
+    ("single_pass_svd_fit|single_pass_svd_partial_fit|sketched_nystroem_transform", "lil_index_*",
+     BUG_EST_NAMES),
+]
+
+
+def known_bug(case_id):
+    """The reason a case is expected to fail today, or None."""
+    family, *rest = case_id.split("|")
+    if family == "corrupt":
+        call, corruption = rest[0], rest[1]
+        for calls, corruptions, reason in KNOWN_CORRUPT:
+            if any(fnmatch.fnmatchcase(call, g) for g in calls.split("|")) and \
+                    fnmatch.fnmatchcase(corruption, corruptions):
+                return reason
+        return None
+    if case_id.startswith(("size|rng:SinglePassSVD|", "size|rng:SketchedNystroem|")):
+        value = case_id.rsplit("|", 1)[1]
+        return BUG_RANDOM_STATE if value in fc.BAD_SEEDS or value in fc.EITHER_SEEDS else None
+    return KNOWN_OTHER.get(case_id)
+
+
+KNOWN_OTHER = {
+    "huge|countsketch_left": BUG_HUGE,
+    "huge|osnap_right": BUG_HUGE,
+    "huge|countsketch_sketch_both": BUG_HUGE,
+    "huge|uniform_left": BUG_HUGE,
+    "huge|fast_sp_svd_2_40": BUG_HUGE_NAME,
+    "size|fast_gmr.n_probes|too_large": BUG_PROBES_NAME,
+    "size|fast_gmr.n_probes|2**31": BUG_PROBES_NAME,
+    "size|fast_gmr.n_probes|2**63": BUG_PROBES_NAME,
+}
+
+
+def _param(case_id, long=False):
+    marks = [pytest.mark.fuzz_long] if long else []
+    reason = known_bug(case_id)
+    if reason:
+        marks.append(pytest.mark.xfail(strict=True, reason=reason))
+    return pytest.param(case_id, marks=marks, id=case_id)
+
+
+# ---------------------------------------------------------------------------
+# Child-process cases
+# ---------------------------------------------------------------------------
+
+GRID_CALLS = [name for name in fc.calls()
+              # scipy's LinearOperator refuses sparse operands itself; fast_gmr(tol=)
+              # has its own tests below
+              if name not in ("aslinearoperator", "fast_gmr_tol")]
+CORE_CALLS = ["left:countsketch", "right:osnap", "sketch_both_offsets_out", "apply_many",
+              "fast_gmr", "lowrank_residual", "fast_sp_svd_stream", "sketch_state",
+              "single_pass_svd_partial_fit", "single_pass_svd_transform",
+              "sketched_nystroem_transform", "dask_sketch_both"]
+CORE_CORRUPTIONS = ["csr:index_huge", "csc:index_negative", "csr:indptr_decreasing",
+                    "csc:indptr_short", "csr:indices_float", "csc:data_nan", "csr:unsorted",
+                    "csc:duplicates", "csr:arrays_long", "csc:all_zero", "coo_row_huge",
+                    "bsr_index_huge", "lil_index_huge", "dia_offset_huge"]
+# corruptions whose effect depends on where they hit: random positions in the long run
+POSITIONAL = ["csr:index_huge", "csc:index_negative", "csr:index_at_dim", "csc:indptr_past_end",
+              "csr:data_nan", "csc:data_inf", "coo_row_huge", "coo_col_negative",
+              "bsr_index_huge"]
+
+
+def _alternate_classes(ids):
+    """Matrix class for even, array class for odd positions (the default run
+    covers both without doubling)."""
+    out = []
+    for k, case_id in enumerate(ids):
+        out.append(case_id[:-1] + ("m" if k % 2 == 0 else "a"))
+    return out
+
+
+def _default_ids():
+    ids = fc.corrupt_ids(CORE_CALLS, list(fc.CORRUPTIONS))
+    ids += fc.corrupt_ids(GRID_CALLS, CORE_CORRUPTIONS)
+    ids = list(dict.fromkeys(_alternate_classes(ids)))
+    ids += [f"huge|{what}" for what in fc.HUGE_CASES]
+    ids += fc.size_ids() + fc.seed_ids()
+    return ids
+
+
+def _long_ids():
+    default = set(_default_ids())
+    ids = fc.corrupt_ids(GRID_CALLS, list(fc.CORRUPTIONS), classes=("m", "a"))
+    ids += fc.corrupt_ids(GRID_CALLS, POSITIONAL, classes=("m",), seeds=range(1, 6))
+    return [i for i in dict.fromkeys(ids) if i not in default]
+
+
+DEFAULT_IDS = _default_ids()
+
+
+def long_enabled(config):
+    """The long profile runs only when asked for by name (``-m fuzz_long``,
+    ``-m "slow or fuzz_long"``): a command line ``-m "not slow"`` replaces
+    the default ``-m "not slow and not fuzz_long"`` and must not start it."""
+    expr = config.getoption("markexpr") or ""
+    return "fuzz_long" in expr and "not fuzz_long" not in expr
+
+
+@pytest.fixture
+def long_profile(request):
+    if not long_enabled(request.config):
+        pytest.skip('the long fuzz profile runs with -m fuzz_long')
+
+
+@pytest.fixture(scope="session")
+def child_outcomes(request):
+    """Outcomes of every child case selected in this session, from one child
+    process (a new one after a case that kills its child)."""
+    long = long_enabled(request.config)
+    ids = []
+    for item in request.session.items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "child_case" in callspec.params:
+            if long or item.get_closest_marker("fuzz_long") is None:
+                ids.append(callspec.params["child_case"])
+    return fc.run_cases(ids, timeout=3600)
+
+
+def _check_child(child_case, child_outcomes):
+    outcome = child_outcomes[child_case]
+    case = fc.build_case(child_case)
+    problem = fc.judge(child_case, outcome, case.expect, case.param)
+    assert problem is None, f"{child_case}: {problem}"
+
+
+@pytest.mark.parametrize("child_case", [_param(i) for i in DEFAULT_IDS])
+def test_child_case(child_case, child_outcomes):
+    _check_child(child_case, child_outcomes)
+
+
+def pytest_generate_tests(metafunc):
+    # the long grid (some 13,000 cases) is collected only when it will run
+    if metafunc.function.__name__ == "test_child_case_long":
+        ids = _long_ids() if long_enabled(metafunc.config) else ["corrupt|long|profile|m"]
+        metafunc.parametrize("child_case", [_param(i, long=True) for i in ids])
+
+
+def test_child_case_long(child_case, long_profile, child_outcomes):
+    _check_child(child_case, child_outcomes)
+
+
+# ---------------------------------------------------------------------------
+# In-process properties: readable but odd inputs against dense references
+# ---------------------------------------------------------------------------
+
+PROFILES = [pytest.param("default", id="default"),
+            pytest.param("long", id="long", marks=pytest.mark.fuzz_long)]
+
+
+def run_property(check, profile, request, *, default, long, max_dim=(6, 24)):
+    """Run ``check(data, max_dim)`` under hypothesis: ``default`` examples
+    (derandomized, so CI sees the same ones every time) or, in the long
+    profile, ``long`` examples of larger matrices."""
+    if profile == "long" and not long_enabled(request.config):
+        pytest.skip("the long fuzz profile runs with -m fuzz_long")
+    dim = max_dim[profile == "long"]
+
+    @settings(max_examples=default if profile == "default" else long, deadline=None,
+              derandomize=True, database=None, print_blob=True,
+              suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def prop(data):
+        with warnings.catch_warnings():
+            # UnderdeterminedSketchWarning, clipping warnings, scipy's efficiency warnings
+            warnings.simplefilter("ignore")
+            check(data, dim)
+
+    prop()
+
+
+# -- drawing matrices ---------------------------------------------------------
+
+SPARSE = fc.FORMATS
+DENSE = ("C", "F", "strided")
+DTYPES = ("float64", "float32", "float16", "int8", "int64", "uint64", "bool")
+SCALES = {"1": 1.0, "2**-1000": 2.0**-1000, "2**1000": 2.0**1000}
+
+
+def draw_values(data, shape, *, dtypes=DTYPES, scales=tuple(SCALES), zeros=True):
+    """A dense array of ``shape`` in a drawn dtype, and its values as float64."""
+    dtype = np.dtype(data.draw(st.sampled_from(dtypes), label="dtype"))
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    density = data.draw(st.sampled_from([1.0, 0.5, 0.15] + ([0.0] if zeros else [])),
+                        label="density")
+    gen = np.random.default_rng(seed)
+    V = gen.standard_normal(shape) * (gen.random(shape) < density)
+    if dtype.kind == "f" and dtype.itemsize == 8:
+        V = V * SCALES[data.draw(st.sampled_from(scales), label="scale")]
+    elif dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        big = data.draw(st.booleans(), label="extreme ints")
+        V = np.round(V * (info.max / 4 if big else 3))
+        V = np.clip(np.abs(V) if dtype.kind == "u" else V, info.min, info.max)
+        if big and V.size and density > 0 and dtype.kind == "u":
+            V.flat[0] = info.max  # 2**64 - 1: exactly representable? not in float64
+    X = (V != 0) if dtype == np.bool_ else V.astype(dtype)
+    return X, np.asarray(X, dtype=np.float64)
+
+
+def draw_matrix(data, shape, *, formats=DENSE + SPARSE, mutate=True, **kw):
+    """(X, D): X in a drawn format (dense layouts, every scipy format, matrix
+    or array class, unsorted or duplicate or over-long index arrays) and D the
+    dense float64 matrix it stands for."""
+    V, D = draw_values(data, shape, **kw)
+    fmt = data.draw(st.sampled_from(formats), label="format")
+    if fmt in ("C", "F"):
+        return np.array(V, order=fmt), D
+    if fmt == "strided":
+        big = np.zeros((shape[0], 2 * shape[1]), dtype=V.dtype)
+        big[:, ::2] = V
+        return big[:, ::2], D
+    cls = data.draw(st.sampled_from(["m", "a"]), label="class")
+    base = V if V.dtype != np.float16 else V.astype(np.float32)
+    if fmt in ("lil", "dok", "dia") and base.dtype == np.bool_:
+        base = base.astype(np.int8)
+    X = fc.as_format(base, fmt, cls)
+    if fmt in ("csr", "csc") and mutate:
+        how = data.draw(st.sampled_from(["none", "unsorted", "duplicates", "arrays_long"]),
+                        label="structure")
+        if how == "unsorted":
+            X = fc._unsorted(X, None)
+        elif how == "duplicates" and X.dtype.kind == "f":
+            X = fc._duplicates(X, None)
+        elif how == "arrays_long" and X.nnz:
+            X.indices = np.append(X.indices, np.zeros(2, X.indices.dtype))
+            X.data = np.append(X.data, np.ones(2, X.data.dtype))
+    if V.dtype == np.float16 and fmt in ("csr", "csc"):
+        X.data = X.data.astype(np.float16)
+    return X, D
+
+
+def out_dtype(D_dtype):
+    return np.float32 if D_dtype == np.float32 else np.float64
+
+
+def input_dtype(X):
+    return np.dtype(X.dtype)
+
+
+def assert_close(got, want, bound, dtype):
+    """|got - want| <= tolerance * bound entrywise, bound the product of the
+    absolute values (so that a value of 2**-1000 is checked to its own
+    scale), and got of the dtype the inputs ask for."""
+    got = np.asarray(got)
+    assert got.dtype == dtype, f"dtype {got.dtype}, want {dtype}"
+    assert got.shape == want.shape, f"shape {got.shape}, want {want.shape}"
+    eps = np.finfo(dtype).eps
+    tol = 64 * eps * max(1, max(want.shape, default=1)) * bound + np.finfo(dtype).tiny
+    err = np.abs(got.astype(np.float64) - want)
+    assert (err <= tol).all(), f"max error {err.max()} (bound {bound.max()})"
+
+
+# -- operators ----------------------------------------------------------------
+
+def draw_operator(data, kind, s, d):
+    rng = data.draw(st.one_of(st.integers(0, 2**64 - 1), st.just(None)), label="rng")
+    rng = 0 if rng is None else rng
+    if kind == "srht":
+        s = min(s, 1 << max(0, (d - 1).bit_length()))
+    if kind == "uniform_noreplace":
+        s = min(s, d)
+    if kind == "leverage":
+        scores = data.draw(st.lists(st.floats(0.0, 1e300), min_size=d, max_size=d),
+                           label="scores")
+        if not any(scores):
+            scores[0] = 1.0
+        return sl.LeverageScoreSampler(s, d, scores=scores, rng=rng)
+    if kind == "selection":
+        idx = data.draw(st.lists(st.integers(0, d - 1), min_size=1, max_size=s),
+                        label="indices")
+        return sl.IndexSelection(np.array(idx, dtype=np.int64), d)
+    if kind == "osnap":
+        p = data.draw(st.integers(1, s), label="nnz_per_col")
+        return sl.OSNAP(s, d, nnz_per_col=p, rng=rng)
+    return fc.make_op(kind, s, d, rng % 2**62)
+
+
+def check_operator(data, dim):
+    kind = data.draw(st.sampled_from(fc.KINDS), label="kind")
+    how = data.draw(st.sampled_from(["left", "right", "left_block_out", "right_block_out",
+                                     "both", "many", "pickled"]), label="how")
+    right = how in ("right", "right_block_out")
+    # the dimension a sketch compresses is >= 1; the other may be empty
+    m = data.draw(st.integers(0 if right else 1, dim), label="m")
+    n = data.draw(st.integers(1 if right or how == "both" else 0, dim), label="n")
+    s = data.draw(st.integers(1, dim), label="s")
+    X, D = draw_matrix(data, (m, n))
+    if 0 in X.shape and not sp.issparse(X) and kind in ("gaussian", "composed"):
+        reject()  # test_known_bug_gaussian_empty_free_dimension
+    want_dtype = out_dtype(input_dtype(X))
+    if how in ("left", "pickled", "many"):
+        S = draw_operator(data, kind, s, m)
+        Sd = dense_op(S)
+        if how == "pickled":
+            T = pickle.loads(pickle.dumps(S))
+            assert T == S and hash(T) == hash(S)
+            got = T @ X
+            assert np.array_equal(got, S @ X)
+        elif how == "many":
+            got = S.apply_many([X, D])[0]
+        else:
+            got = S @ X
+        assert_close(got, Sd @ D, np.abs(Sd) @ np.abs(D), want_dtype)
+    elif how == "right":
+        T = draw_operator(data, kind, s, n)
+        Td = dense_op(T)
+        assert_close(X @ T.T, D @ Td.T, np.abs(D) @ np.abs(Td).T, want_dtype)
+    elif how == "left_block_out":
+        offset = data.draw(st.integers(0, 3), label="offset")
+        S = draw_operator(data, kind, s, m + offset + 1)
+        Sd = dense_op(S)[:, offset:offset + m]
+        start = np.asarray(data.draw(st.lists(st.floats(-2, 2), min_size=S.sketch_size * n,
+                                              max_size=S.sketch_size * n)),
+                           dtype=want_dtype).reshape(S.sketch_size, n)
+        order = data.draw(st.sampled_from(["C", "F", "slice"]), label="out layout")
+        if order == "slice":
+            big = np.zeros((S.sketch_size, n + 3), dtype=want_dtype)
+            out = big[:, 1:1 + n]
+        else:
+            out = np.empty((S.sketch_size, n), dtype=want_dtype, order=order)
+        out[...] = start
+        accumulate = data.draw(st.booleans(), label="accumulate")
+        got = S.apply(X, axis=0, offset=offset, out=out, accumulate=accumulate)
+        assert got is out
+        want = Sd @ D + (start if accumulate else 0)
+        assert_close(got, want, np.abs(Sd) @ np.abs(D) + np.abs(start), want_dtype)
+    elif how == "right_block_out":
+        offset = data.draw(st.integers(0, 3), label="offset")
+        T = draw_operator(data, kind, s, n + offset)
+        Td = dense_op(T)[:, offset:offset + n]
+        out = np.ones((m, T.sketch_size), dtype=want_dtype,
+                      order=data.draw(st.sampled_from(["C", "F"]), label="out order"))
+        got = T.apply(X, axis=1, offset=offset, out=out, accumulate=True)
+        assert_close(got, 1.0 + D @ Td.T, 1.0 + np.abs(D) @ np.abs(Td).T, want_dtype)
+    else:  # both
+        S1 = draw_operator(data, kind, s, m + 1)
+        kind2 = data.draw(st.sampled_from(fc.KINDS), label="kind2")
+        S2 = draw_operator(data, kind2, data.draw(st.integers(1, dim), label="s2"), n + 2)
+        S1d, S2d = dense_op(S1)[:, 1:1 + m], dense_op(S2)[:, 2:2 + n]
+        got = sl.sketch_both(S1, X, S2, offsets=(1, 2))
+        assert_close(got, S1d @ D @ S2d.T, np.abs(S1d) @ np.abs(D) @ np.abs(S2d).T,
+                     want_dtype)
+
+
+def dense_op(S):
+    if isinstance(S, sl.IndexSelection):
+        return np.eye(S.input_dim)[S.indices]
+    if isinstance(S, sl.ComposedSketch):
+        return dense_op(S.outer) @ dense_op(S.inner)
+    return dense_of(S)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_operators_on_odd_inputs(profile, request):
+    run_property(check_operator, profile, request, default=120, long=2000)
+
+
+def check_explicit_forms(data, dim):
+    """toarray, tosparse, S.T @ Y and aslinearoperator against the definition."""
+    kind = data.draw(st.sampled_from(fc.KINDS), label="kind")
+    d = data.draw(st.integers(1, dim), label="d")
+    S = draw_operator(data, kind, data.draw(st.integers(1, dim), label="s"), d)
+    Sd = dense_op(S)
+    assert np.allclose(S.toarray(), Sd, rtol=1e-13, atol=1e-15)
+    assert np.allclose(S.T.toarray(), Sd.T, rtol=1e-13, atol=1e-15)
+    if hasattr(S, "tosparse"):
+        fmt = data.draw(st.sampled_from(["csr", "csc", "coo"]), label="format")
+        T = S.tosparse(fmt)
+        assert T.format == fmt and np.allclose(T.toarray(), Sd, rtol=1e-13, atol=1e-15)
+    k = data.draw(st.integers(0, 3), label="k")
+    Y, Yd = draw_values(data, (S.sketch_size, k), dtypes=("float64", "float32", "int8"))
+    Y = np.asfortranarray(Y) if data.draw(st.booleans(), label="F") else Y
+    assert_close(S.T @ Y, Sd.T @ Yd, np.abs(Sd).T @ np.abs(Yd), out_dtype(Y.dtype))
+    L = S.aslinearoperator()
+    x = np.arange(1.0, d + 1)
+    y = np.arange(1.0, S.sketch_size + 1)
+    assert np.allclose(L.matvec(x), Sd @ x, rtol=1e-12)
+    assert np.allclose(L.rmatvec(y), Sd.T @ y, rtol=1e-12)
+    assert np.allclose(L @ np.eye(d), Sd, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_explicit_forms(profile, request):
+    run_property(check_explicit_forms, profile, request, default=40, long=500)
+
+
+# -- values that must be refused ----------------------------------------------
+
+def _entry_points():
+    """name -> (parameter, f(X) for X in that parameter's place, shape of X)."""
+    import dask.array as da
+    import sketchlab.dask as sld
+
+    m, n = 7, 5
+    A = fc.base_dense((m, n))
+    C, R = fc.base_dense((m, 2), 1), fc.base_dense((2, n), 2)
+    U = np.linalg.qr(fc.base_dense((m, 2), 3))[0]
+    Vt = np.linalg.qr(fc.base_dense((n, 2), 4))[0].T
+    K = rbf_dense(A, 0.3)
+    return {
+        "left": ("A", lambda X: sl.CountSketch(3, m, rng=0) @ X, (m, n)),
+        "right": ("A", lambda X: X @ sl.GaussianSketch(3, n, rng=0).T, (m, n)),
+        "apply_out": ("A", lambda X: sl.SRHT(3, m, rng=0).apply(X, out=np.zeros((3, n))),
+                      (m, n)),
+        "apply_many": ("arrays[1]", lambda X: sl.OSNAP(3, m, rng=0).apply_many([A, X]), (m, n)),
+        "sketch_both": ("A", lambda X: sl.sketch_both(sl.CountSketch(3, m, rng=0), X,
+                                                      sl.UniformSampler(2, n, rng=1)), (m, n)),
+        "transpose": ("Y", lambda X: sl.CountSketch(m, 9, rng=0).T @ X, (m, n)),
+        "leverage_scores": ("A", lambda X: sl.leverage_scores(X, k=2), (m, n)),
+        "leverage_sampler_scores": ("scores", lambda X: sl.LeverageScoreSampler(
+            3, scores=np.asarray(X)[:, 0] if not sp.issparse(X) else X), (m, n)),
+        "gmr": ("A", lambda X: sl.gmr(X, C, R), (m, n)),
+        "gmr_C": ("C", lambda X: sl.gmr(A, X, R), (m, 2)),
+        "fast_gmr": ("A", lambda X: sl.fast_gmr(X, C, R, sketch_size=5, rng=0), (m, n)),
+        "fast_gmr_R": ("R", lambda X: sl.fast_gmr(A, C, X, sketch_size=5, rng=0), (2, n)),
+        "gmr_residual_X": ("X", lambda X: sl.gmr_residual(A, C, X, R), (2, 2)),
+        "gmr_error_ratio": ("A", lambda X: sl.gmr_error_ratio(X, C, np.eye(2), R), (m, n)),
+        "lowrank_residual": ("A", lambda X: sl.lowrank_residual(X, U, np.ones(2), Vt), (m, n)),
+        "lowrank_residual_U": ("U", lambda X: sl.lowrank_residual(A, X, np.ones(2), Vt),
+                               (m, 2)),
+        "project_psd": ("X", lambda X: sl.project_psd(X), (4, 4)),
+        "fast_sp_svd": ("A", lambda X: sl.fast_sp_svd(X, 2, rng=0), (m, n)),
+        "three_sketch_svd_stream": ("block 1", lambda X: sl.three_sketch_svd(
+            iter([A[:3], X]), 1, axis=0, shape=(m, n), rng=0), (m - 3, n)),
+        "cur": ("A", lambda X: sl.cur(X, 2, rng=0), (m, n)),
+        "rbf": ("X", lambda X: sl.RBFKernel(X, 0.5), (m, n)),
+        "rbf_cross": ("Y", lambda X: sl.RBFKernel(A, 0.5).cross(X), (3, n)),
+        "nystrom_K": ("K", lambda X: sl.nystrom(X, 2, rng=0), (m, m)),
+        "eta_K": ("K", lambda X: sl.eta(X, 2, rng=0), (m, m)),
+        "sketch_state": ("block", lambda X: fc._state((m, n)).update(X), (m, n)),
+        "nystroem_fit": ("X|sklearn", lambda X: sl.SketchedNystroem(n_components=2, random_state=0)
+                         .fit(X), (m, n)),
+        "single_pass_fit": ("X|sklearn", lambda X: sl.SinglePassSVD(2, random_state=0).fit(X),
+                            (m, n)),
+        "single_pass_transform": ("X|sklearn", lambda X: sl.SinglePassSVD(2, random_state=0)
+                                  .fit(A).transform(X), (m, n)),
+        "dask_sketch": ("A chunk", lambda X: sld.sketch(
+            sl.CountSketch(3, m, rng=0), fc._dask_array(A[:3], X), scheduler="sync"),
+            (m - 3, n)),
+        "dask_in_memory": ("A", lambda X: sl.CountSketch(3, m, rng=0) @ da.from_array(
+            np.asarray(X.toarray() if sp.issparse(X) else X)), (m, n)),
+    }
+
+
+BAD_VALUES = ("nan", "inf", "-inf", "complex", "object", "str", "datetime", "3d", "0d", "none",
+              "string", "nested_list_nan")
+SPARSE_BAD = ("nan", "inf", "-inf", "complex")
+ESTIMATOR_POINTS = ("nystroem_fit", "single_pass_fit", "single_pass_transform")
+
+
+def bad_input(data, bad, shape):
+    """An input of ``shape`` made bad in the way ``bad`` names."""
+    D = fc.base_dense(shape, data.draw(st.integers(0, 9), label="seed"))
+    pos = (data.draw(st.integers(0, shape[0] - 1), label="i"),
+           data.draw(st.integers(0, shape[1] - 1), label="j"))
+    if bad in ("nan", "inf", "-inf"):
+        D[pos] = float(bad)
+    if bad == "complex":
+        D = D + 1j * (data.draw(st.booleans(), label="imag") * D)
+    if bad in SPARSE_BAD and data.draw(st.booleans(), label="sparse"):
+        fmt = data.draw(st.sampled_from(["csr", "csc", "coo", "bsr", "lil", "dok"]),
+                        label="format")
+        return fc.as_format(D, fmt, data.draw(st.sampled_from("ma"), label="class"))
+    if bad == "object":
+        return D.astype(object)
+    if bad == "str":
+        return D.astype(str)
+    if bad == "datetime":
+        return np.zeros(shape, dtype="datetime64[s]")
+    if bad == "3d":
+        return D[:, :, None]
+    if bad == "0d":
+        return np.float64(1.0)
+    if bad == "none":
+        return None
+    if bad == "string":
+        return "A"
+    if bad == "nested_list_nan":
+        rows = D.tolist()
+        rows[pos[0]][pos[1]] = float("nan")
+        return rows
+    return D
+
+
+def check_bad_values(data, dim):
+    points = _entry_points()
+    name = data.draw(st.sampled_from(sorted(points)), label="entry point")
+    bad = data.draw(st.sampled_from(BAD_VALUES), label="bad value")
+    param, fn, shape = points[name]
+    if name == "leverage_sampler_scores" and bad in ("nan", "inf", "-inf"):
+        param = "scores"
+    X = bad_input(data, bad, shape)
+    if name in ESTIMATOR_POINTS and bad in ("object", "nested_list_nan", "datetime"):
+        reject()  # scikit-learn converts these to numbers (as its own estimators do)
+    if name.startswith("dask") and bad in ("0d", "none", "string", "nested_list_nan"):
+        reject()  # not a chunk of an array
+    if name == "dask_in_memory" and bad in ("object", "str", "datetime", "3d", "complex"):
+        reject()
+    with pytest.raises((ValueError, TypeError)) as info:
+        fn(X)
+    message = str(info.value)
+    assert fc.names(message, param), f"{name} with {bad}: {message!r} does not name {param!r}"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_bad_values_are_refused_by_name(profile, request):
+    run_property(check_bad_values, profile, request, default=150, long=2000)
