@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 import sketchlab as sl
 
 from . import fuzz_cases as fc
-from .reference import dense_of, eta_dense, nystrom_dense, optimal_spsd_dense, rbf_dense
+from .reference import eta_dense, nystrom_dense, optimal_spsd_dense, rbf_dense
 
 # ---------------------------------------------------------------------------
 # Known bugs (each case below fails today; strict: a fix flips it to XPASS)
@@ -279,9 +279,7 @@ def child_outcomes(request):
 
 
 def _check_child(child_case, child_outcomes):
-    outcome = child_outcomes[child_case]
-    case = fc.build_case(child_case)
-    problem = fc.judge(child_case, outcome, case.expect, case.param)
+    problem = fc.judge(fc.build_case(child_case), child_outcomes[child_case])
     assert problem is None, f"{child_case}: {problem}"
 
 
@@ -350,11 +348,9 @@ def draw_values(data, shape, *, dtypes=DTYPES, scales=tuple(SCALES), zeros=True)
         V = V * SCALES[data.draw(st.sampled_from(scales), label="scale")]
     elif dtype.kind in "iu":
         info = np.iinfo(dtype)
-        big = data.draw(st.booleans(), label="extreme ints")
-        V = np.round(V * (info.max / 4 if big else 3))
-        V = np.clip(np.abs(V) if dtype.kind == "u" else V, info.min, info.max)
-        if big and V.size and density > 0 and dtype.kind == "u":
-            V.flat[0] = info.max  # 2**64 - 1: exactly representable? not in float64
+        big = data.draw(st.booleans(), label="extreme ints")  # up to a quarter of the range
+        V = np.round(np.clip(V / 4, -1, 1) * (info.max / 4) if big else V * 3)
+        V = np.clip(np.abs(V) if dtype.kind == "u" else V, info.min / 2, info.max / 2)
     X = (V != 0) if dtype == np.bool_ else V.astype(dtype)
     return X, np.asarray(X, dtype=np.float64)
 
@@ -388,7 +384,16 @@ def draw_matrix(data, shape, *, formats=DENSE + SPARSE, mutate=True, **kw):
             X.data = np.append(X.data, np.ones(2, X.data.dtype))
     if V.dtype == np.float16 and fmt in ("csr", "csc"):
         X.data = X.data.astype(np.float16)
+    if fmt in ("csr", "csc"):  # what the final arrays hold (duplicates rounded apart, ...)
+        nnz = X.indptr[-1]
+        D = type(X)((X.data[:nnz].astype(np.float64), X.indices[:nnz], X.indptr),
+                    shape=X.shape).toarray()
     return X, D
+
+
+def long_arrays(X):
+    """True for a CSR/CSC whose data array runs past indptr[-1] (BUG_NORMS)."""
+    return sp.issparse(X) and X.format in ("csr", "csc") and X.data.shape[0] > X.indptr[-1]
 
 
 def out_dtype(D_dtype):
@@ -447,8 +452,8 @@ def check_operator(data, dim):
     n = data.draw(st.integers(1 if right or how == "both" else 0, dim), label="n")
     s = data.draw(st.integers(1, dim), label="s")
     X, D = draw_matrix(data, (m, n))
-    if 0 in X.shape and (kind == "composed" or (kind == "gaussian" and not sp.issparse(X))):
-        reject()  # test_known_bug_gaussian_empty_free_dimension
+    if 0 in X.shape and kind in ("gaussian", "srht", "composed"):
+        reject()  # test_known_bug_dense_kinds_empty_free_dimension
     want_dtype = out_dtype(input_dtype(X))
     if how in ("left", "pickled", "many"):
         S = draw_operator(data, kind, s, m)
@@ -499,17 +504,29 @@ def check_operator(data, dim):
         kind2 = data.draw(st.sampled_from(fc.KINDS), label="kind2")
         S2 = draw_operator(data, kind2, data.draw(st.integers(1, dim), label="s2"), n + 2)
         S1d, S2d = dense_op(S1)[:, 1:1 + m], dense_op(S2)[:, 2:2 + n]
-        got = sl.sketch_both(S1, X, S2, offsets=(1, 2))
-        assert_close(got, S1d @ D @ S2d.T, np.abs(S1d) @ np.abs(D) @ np.abs(S2d).T,
-                     want_dtype)
+        into = data.draw(st.sampled_from(["new", "out", "accumulate"]), label="into")
+        if into == "new":
+            got = sl.sketch_both(S1, X, S2, offsets=(1, 2))
+            start = 0.0
+        else:
+            start = np.full((S1.sketch_size, S2.sketch_size), 0.5, dtype=want_dtype)
+            out = start.copy(order=data.draw(st.sampled_from("CF"), label="out order"))
+            if into == "accumulate" and sp.issparse(X) and X.format == "csc" and \
+                    out.flags.f_contiguous and \
+                    isinstance(S1, TABLE_KINDS) and isinstance(S2, TABLE_KINDS):
+                reject()  # test_known_bug_sketch_both_accumulate_csc_into_fortran_out
+            got = sl.sketch_both(S1, X, S2, offsets=(1, 2), out=out,
+                                 accumulate=into == "accumulate")
+            assert got is out
+            start = start if into == "accumulate" else 0.0
+        assert_close(got, start + S1d @ D @ S2d.T,
+                     np.abs(start) + np.abs(S1d) @ np.abs(D) @ np.abs(S2d).T, want_dtype)
 
 
-def dense_op(S):
-    if isinstance(S, sl.IndexSelection):
-        return np.eye(S.input_dim)[S.indices]
-    if isinstance(S, sl.ComposedSketch):
-        return dense_op(S.outer) @ dense_op(S.inner)
-    return dense_of(S)
+# the kinds applied through nonzero tables (one pass over a sparse A for sketch_both)
+TABLE_KINDS = (sl.CountSketch, sl.OSNAP, sl.UniformSampler, sl.LeverageScoreSampler,
+               sl.IndexSelection)
+dense_op = fc.dense_op
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -570,7 +587,7 @@ def _entry_points():
         "transpose": ("Y", lambda X: sl.CountSketch(m, 9, rng=0).T @ X, (m, n)),
         "leverage_scores": ("A", lambda X: sl.leverage_scores(X, k=2), (m, n)),
         "leverage_sampler_scores": ("scores", lambda X: sl.LeverageScoreSampler(
-            3, scores=np.asarray(X)[:, 0] if not sp.issparse(X) else X), (m, n)),
+            3, scores=X.ravel() if isinstance(X, np.ndarray) and X.ndim == 2 else X), (m, n)),
         "gmr": ("A", lambda X: sl.gmr(X, C, R), (m, n)),
         "gmr_C": ("C", lambda X: sl.gmr(A, X, R), (m, 2)),
         "fast_gmr": ("A", lambda X: sl.fast_gmr(X, C, R, sketch_size=5, rng=0), (m, n)),
@@ -652,7 +669,7 @@ def check_bad_values(data, dim):
     if name == "leverage_sampler_scores" and bad in ("nan", "inf", "-inf"):
         param = "scores"
     X = bad_input(data, bad, shape)
-    if name in ESTIMATOR_POINTS and bad in ("object", "nested_list_nan", "datetime"):
+    if name in ESTIMATOR_POINTS and bad in ("object", "str", "nested_list_nan", "datetime"):
         reject()  # scikit-learn converts these to numbers (as its own estimators do)
     if name.startswith("dask") and bad in ("0d", "none", "string", "nested_list_nan"):
         reject()  # not a chunk of an array
@@ -777,6 +794,8 @@ def check_algorithm_formats(data, dim):
     if name in ("single_pass_svd", "sketched_nystroem") and sp.issparse(X) and \
             X.dtype == np.float16:
         reject()  # BUG_EST_DTYPE, in the child cases
+    if name in ("gmr_residual", "lowrank_residual") and long_arrays(X):
+        reject()  # BUG_NORMS, in the child cases
     f = _algorithm(data, name, (m, n))
     got = f(X)
     float32 = input_dtype(X) == np.float32
@@ -872,6 +891,8 @@ def check_scale(data, dim):
     tol = getattr(f, "tol", None)
     if (name in SQUARES_FAIL or tol is not None) and e not in SAFE_EXPONENTS:
         reject()
+    if name == "fast_sp_svd" and e == -1000:
+        reject()  # test_known_bug_fast_sp_svd_precision_near_underflow
     lam = 2.0**e
     got, want = f(A, lam), f(A, 1.0)
     assert len(got) == len(powers)
@@ -917,9 +938,15 @@ def check_spsd(data, dim):
     from_oracle = f(oracle, *args, **opts)
     from_array = f(K, *args, **opts)
     assert np.array_equal(from_oracle.columns, from_array.columns)
-    approx = from_oracle.toarray()
-    assert np.allclose(approx, from_array.toarray(), rtol=1e-7, atol=1e-9 * np.abs(K).max())
     cols = from_oracle.columns
+    # rounding in K is amplified by the condition number of the landmark block
+    # (an RBF kernel of close points is nearly singular)
+    tol = max(1e-7, 1e3 * np.finfo(np.float64).eps * np.linalg.cond(K[np.ix_(cols, cols)]))
+    if tol > 1e-3:
+        reject()  # too ill-conditioned for any two computations to agree
+    approx = from_oracle.toarray()
+    diff, _ = fc.compare([approx], [from_array.toarray()])
+    assert diff <= tol
     if method == "nystrom":
         want = nystrom_dense(K, cols)
     elif method == "optimal_spsd":
@@ -928,7 +955,8 @@ def check_spsd(data, dim):
         want = None
     if want is not None:
         C = K[:, cols]
-        assert np.allclose(approx, C @ want @ C.T, rtol=1e-6, atol=1e-8), method
+        diff, _ = fc.compare([approx], [C @ want @ C.T])
+        assert diff <= tol, method
     if method in ("faster_spsd", "optimal_spsd", "nystrom"):  # PSD cores
         assert np.linalg.eigvalsh((from_oracle.U + from_oracle.U.T) / 2).min() >= \
             -1e-8 * max(1.0, np.abs(from_oracle.U).max())
@@ -1015,6 +1043,10 @@ def check_sketch_state(data, dim):
         for j0, j1 in zip([0] + cols, cols + [n]):
             fmt = data.draw(st.sampled_from(("C", "F") + SPARSE), label="block format")
             blocks.append((fc.as_format(Xd[i0:i1, j0:j1], fmt), (i0, j0)))
+    if any(sp.issparse(b) and b.format == "csc" for b, _ in blocks) and \
+            1 in (ops[2].sketch_size, ops[3].sketch_size) and \
+            isinstance(ops[2], TABLE_KINDS) and isinstance(ops[3], TABLE_KINDS):
+        reject()  # test_known_bug_sketch_both_accumulate_csc_into_fortran_out
     order = data.draw(st.permutations(range(len(blocks))), label="order")
     dtype = np.float32 if float32 else np.float64
     how = data.draw(st.sampled_from(["update", "shares", "merge"]), label="how")
@@ -1037,7 +1069,9 @@ def check_sketch_state(data, dim):
         scale = max(np.abs(w).max(initial=0.0), np.abs(Dcast).max(initial=0.0), 1e-300)
         assert np.abs(got - w).max(initial=0.0) <= tol * scale * max(m, n), name
     norm = np.linalg.norm(Dcast)
-    if 1e-150 < norm < 1e150:  # the squared norm is a float64 (see the known bug)
+    # the squared norm is a float64 (test_known_bug_squared_norm_overflows), and
+    # reads data past indptr[-1] (BUG_NORMS)
+    if 1e-150 < norm < 1e150 and not long_arrays(X):
         assert np.isclose(state.squared_norm, norm**2, rtol=1e-5 if float32 else 1e-10)
 
 
@@ -1153,20 +1187,58 @@ def test_dask_chunks_of_any_format(profile, request):
 # ---------------------------------------------------------------------------
 
 @pytest.mark.xfail(strict=True, reason=(
-    "GaussianSketch on a dense input with an empty free dimension, S @ zeros((d, 0)) or "
-    "zeros((0, d)) @ S.T, and compose(GaussianSketch, ...) on any such input: ValueError "
-    "'unexpected array size' (BLAS gemm) instead of an empty result (the other kinds give "
-    "it)"))
-@pytest.mark.parametrize("how", ["left", "right", "composed_sparse"])
-def test_known_bug_gaussian_empty_free_dimension(how):
-    S = sl.GaussianSketch(2, 3, rng=0)
-    if how == "left":
-        assert (S @ np.zeros((3, 0))).shape == (2, 0)
-    elif how == "right":
-        assert (np.zeros((0, 3)) @ S.T).shape == (0, 2)
+    "the dense kinds on an input with an empty free dimension: GaussianSketch on a dense "
+    "zeros((d, 0)) or zeros((0, d)) (S @ A, A @ S.T), SRHT on a block of one (S.apply(A, "
+    "offset=0) with fewer rows than input_dim), compose(GaussianSketch, ...) on any such "
+    "input: ValueError 'unexpected array size' (BLAS gemm) instead of an empty result (the "
+    "other kinds give it)"))
+@pytest.mark.parametrize("how", ["gaussian_left", "gaussian_right", "srht_block",
+                                 "composed_sparse"])
+def test_known_bug_dense_kinds_empty_free_dimension(how):
+    if how == "gaussian_left":
+        assert (sl.GaussianSketch(2, 3, rng=0) @ np.zeros((3, 0))).shape == (2, 0)
+    elif how == "gaussian_right":
+        assert (np.zeros((0, 3)) @ sl.GaussianSketch(2, 3, rng=0).T).shape == (0, 2)
+    elif how == "srht_block":
+        assert sl.SRHT(2, 4, rng=0).apply(np.zeros((3, 0)), offset=0).shape == (2, 0)
     else:
         T = sl.compose(sl.GaussianSketch(2, 3, rng=0), sl.CountSketch(3, 4, rng=1))
         assert (sp.csr_matrix((0, 4)) @ T.T).shape == (0, 2)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "sketch_both(S1, A, S2, out=out, accumulate=True) with S1, S2 of the table kinds "
+    "(CountSketch, OSNAP, the samplers, IndexSelection), a CSC A and an F-contiguous out "
+    "(every out with one row or one column is) adds S1 A S2^T twice: silently wrong "
+    "(SketchState core sketches of size 1 included)"))
+@pytest.mark.parametrize("s1, s2, order", [(1, 3, "C"), (3, 1, "C"), (2, 2, "F")])
+def test_known_bug_sketch_both_accumulate_csc_into_fortran_out(s1, s2, order):
+    A = sp.random(4, 5, density=0.5, format="csc", random_state=0)
+    S1, S2 = sl.CountSketch(s1, 4, rng=1), sl.CountSketch(s2, 5, rng=2)
+    out = np.zeros((s1, s2), order=order)
+    sl.sketch_both(S1, A, S2, out=out, accumulate=True)
+    assert np.allclose(out, dense_op(S1) @ A.toarray() @ dense_op(S2).T)
+
+
+@pytest.mark.xfail(strict=True, reason="the same bug through SketchState.update, which "
+                   "accumulates core sketches (s_c or s_r = 1) with sketch_both")
+def test_known_bug_sketch_state_core_of_size_one_from_csc_block():
+    A = sp.random(4, 5, density=0.5, format="csc", random_state=0)
+    L, R = sl.CountSketch(1, 4, rng=1), sl.CountSketch(3, 5, rng=2)
+    state = sl.SketchState(A.shape, {"core": (L, R)}).update(A)
+    assert np.allclose(state["core"], dense_op(L) @ A.toarray() @ dense_op(R).T)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "fast_sp_svd of a matrix scaled by 2**-1000 (entries near 1e-301) loses about 9 digits: "
+    "U diag(s) Vt / 2**-1000 differs from the unscaled result by 2e-7 relative (numpy's SVD "
+    "and practical_sp_svd, three_sketch_svd keep 1e-15)"))
+def test_known_bug_fast_sp_svd_precision_near_underflow():
+    A = fc.base_dense((6, 5), 0)
+    U, s, Vt = sl.fast_sp_svd(2.0**-1000 * A, 2, rng=3)
+    U1, s1, Vt1 = sl.fast_sp_svd(A, 2, rng=3)
+    assert np.allclose(np.ldexp((U * s) @ Vt, 1000), (U1 * s1) @ Vt1, rtol=0,
+                       atol=1e-10 * s1.max())
 
 
 @pytest.mark.xfail(strict=True, reason=BUG_TOL)
@@ -1265,9 +1337,9 @@ def test_known_bug_squared_norm_overflows(e):
 
 def test_reported_partial_fit_crash_is_a_named_error():
     """The report this suite started from (it used to segfault), in a child."""
-    outcome = fc.run_cases(["corrupt|single_pass_svd_partial_fit|csr:index_huge|m"])
     case = fc.build_case("corrupt|single_pass_svd_partial_fit|csr:index_huge|m")
-    assert fc.judge(case.id, outcome[case.id], case.expect, case.param) is None
+    outcome = fc.run_cases([case.id])[case.id]
+    assert outcome["outcome"] == "error" and fc.judge(case, outcome) is None, outcome
 
 
 def test_runner_reports_a_crash_and_goes_on():
@@ -1280,3 +1352,56 @@ def test_runner_reports_a_crash_and_goes_on():
     assert "-11" in outcomes["crash|segfault"]["detail"]
     for case_id in (ids[0], ids[2]):
         assert outcomes[case_id]["outcome"] == "error", outcomes[case_id]
+
+
+# ---------------------------------------------------------------------------
+# Every option combination once (the properties draw from them)
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("core", ["fast", "exact", "cross"])
+@pytest.mark.parametrize("select", ["approx-leverage", "leverage", "uniform", "deim",
+                                    "pivoted-qr"])
+def test_cur_every_select_and_core(select, core):
+    """An unsorted CSC with duplicates gives the dense answer; C and R are
+    A's columns and rows."""
+    D = fc.base_dense((9, 7), 5)
+    A = fc._duplicates(fc._unsorted(sp.csc_matrix(D), None), None)
+    got = sl.cur(A, 3, select=select, core=core, rng=1, estimate_error=True)
+    want = sl.cur(D, 3, select=select, core=core, rng=1, estimate_error=True)
+    assert np.array_equal(got.columns, want.columns) and np.array_equal(got.rows, want.rows)
+    C = got.C.toarray() if sp.issparse(got.C) else got.C
+    R = got.R.toarray() if sp.issparse(got.R) else got.R
+    assert np.allclose(C, D[:, got.columns]) and np.allclose(R, D[got.rows])
+    assert np.allclose(got.toarray(), C @ got.U @ R, atol=1e-12)
+    assert np.allclose(got.toarray(), want.toarray(), rtol=1e-8, atol=1e-10)
+    assert np.isclose(got.error_estimate.value, want.error_estimate.value, rtol=1e-8)
+
+
+@pytest.mark.parametrize("source", ["oracle_csr", "oracle_coo_float32", "array"])
+@pytest.mark.parametrize("landmarks", ["uniform", "rpcholesky", "ridge-leverage"])
+@pytest.mark.parametrize("method", ["nystrom", "fast_spsd", "faster_spsd", "optimal_spsd"])
+def test_spsd_every_method_and_landmarks(method, landmarks, source):
+    X = fc.base_dense((12, 3), 6)
+    if source == "oracle_csr":
+        K = sl.RBFKernel(fc._unsorted(sp.csr_matrix(X), None), 0.4)
+    elif source == "oracle_coo_float32":
+        X = X.astype(np.float32)
+        K = sl.RBFKernel(sp.coo_array(X), 0.4)
+    else:
+        K = rbf_dense(X, 0.4)
+    Kd = rbf_dense(X.astype(np.float64), 0.4)
+    f = getattr(sl, method)
+    args = (4, 8) if method in ("fast_spsd", "faster_spsd") else (4,)
+    approx = f(K, *args, landmarks=landmarks, rng=2, estimate_error=True)
+    ref = f(Kd, *args, landmarks=landmarks, rng=2, estimate_error=True)
+    tol = 1e-4 if source == "oracle_coo_float32" else 1e-8
+    assert np.array_equal(approx.columns, ref.columns)
+    # relative to the largest entry: these cores are ill-conditioned
+    diff, _ = fc.compare([approx.toarray()], [ref.toarray()])
+    assert diff <= tol
+    assert np.isfinite(approx.error_estimate.value)
+    if method in ("nystrom", "optimal_spsd"):
+        cols = approx.columns
+        U = (nystrom_dense if method == "nystrom" else optimal_spsd_dense)(Kd, cols)
+        diff, _ = fc.compare([approx.toarray()], [Kd[:, cols] @ U @ Kd[:, cols].T])
+        assert diff <= tol
