@@ -350,11 +350,10 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
     sketch_size : int or (int, int), optional
         ``(s_c, s_r)``, the rows of S_C (s_c x m) and S_R (s_r x n); an int
         sets both.  Required with a kind name, optional with operators (then
-        it must equal their sizes).  Each must be >= 1; for ``"srht"`` at
-        most m (n) rounded up to a power of two.  Larger sizes than m or n are
-        accepted for the other kinds (the sketch is then still valid, though
-        no cheaper than :func:`gmr`).  Sizes below c (r) warn with
-        :class:`UnderdeterminedSketchWarning`.
+        it must equal their sizes).  s_c must lie in [1, m] and s_r in
+        [1, n] (a sketch as large as A is no cheaper than :func:`gmr`); for
+        ``"srht"`` m and n are first rounded up to a power of two.  Sizes
+        below c (r) warn with :class:`UnderdeterminedSketchWarning`.
     sketch : str or (SketchOperator, SketchOperator), default "countsketch"
         A kind in ``sketchlab.SKETCH_KINDS``: ``"countsketch"``, ``"osnap"``,
         ``"gaussian"``, ``"srht"``, ``"uniform"`` (with replacement) or

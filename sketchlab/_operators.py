@@ -316,7 +316,10 @@ class SketchOperator:
                 raise ValueError("out must be contiguous for a 1-D A")
         else:
             target = None
-        res = self._apply(A, axis, offset, target, bool(accumulate))
+        if A.size == 0:  # nothing to read: S A is empty, or zero for an empty block
+            res = _empty_apply(shape, result_dtype(A.dtype), target, bool(accumulate))
+        else:
+            res = self._apply(A, axis, offset, target, bool(accumulate))
         if out is not None:
             return out
         return res.ravel() if vector else res
@@ -365,6 +368,8 @@ class SketchOperator:
                     f"arrays[0].shape[{axis}] = {b}"
                 )
         offset = self._check_block(b, offset, f"arrays[0].shape[{axis}]")
+        if any(A.size == 0 for A in checked):
+            return [self.apply(A, axis, offset, check_finite=False) for A in checked]
         return self._apply_many(checked, axis, offset)
 
     def _result_shape(self, A, axis):
@@ -615,6 +620,15 @@ class _TableSketch(SketchOperator):
     def _rmatmat(self, Y):
         dtype = result_dtype(Y.dtype)
         return np.asarray(self.tosparse("csc").T @ Y).astype(dtype, copy=False)
+
+
+def _empty_apply(shape, dtype, out, accumulate):
+    """``S A`` of an ``A`` without entries: every kind gives the same zeros."""
+    if out is None:
+        return np.zeros(shape, dtype=dtype)
+    if not accumulate:
+        out[...] = 0
+    return out
 
 
 def _apply_tables(tables, A, axis, out, accumulate):
