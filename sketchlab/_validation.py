@@ -155,12 +155,13 @@ def _index_array(arr, name, what):
     return arr
 
 
-def _check_pointers(indptr, indices, data_len, nvec, ncols, name, fmt, shape):
+def _check_pointers(indptr, indices, data_len, nvec, ncols, name, fmt, shape,
+                    check_indices=True):
     """Check compressed index arrays: ``indptr`` of length nvec + 1 from 0,
-    non-decreasing, within ``indices``; ``indices`` in [0, ncols).  Returns
-    the number of stored entries (``indptr[-1]``)."""
-    from ._jit import threads_for
-    from ._jit.reductions import count_bad_entries, pointers_valid
+    non-decreasing, within ``indices``; with ``check_indices``, ``indices`` in
+    [0, ncols) (a caller that also reads the values checks both in one pass).
+    Returns the number of stored entries (``indptr[-1]``)."""
+    from ._jit.reductions import pointers_valid
 
     if indptr.shape[0] != nvec + 1:
         raise ValueError(
@@ -183,12 +184,25 @@ def _check_pointers(indptr, indices, data_len, nvec, ncols, name, fmt, shape):
             f"{indices.shape[0]}, got indptr[-1] = {int(indptr[-1])}"
         )
     nnz = int(indptr[-1])
-    dummy = np.zeros(1)
-    with threads_for(nnz):
-        outside, _ = count_bad_entries(indices[:nnz], dummy, ncols, False)
+    if check_indices:
+        _check_entries(indices[:nnz], None, ncols, name)
+    return nnz
+
+
+def _check_entries(indices, data, ncols, name):
+    """Indices in [0, ncols) and, when ``data`` is given, finite values: one
+    pass over both arrays (a matrix that does not fit in cache is read once)."""
+    from ._jit import threads_for
+    from ._jit.reductions import count_bad_entries
+
+    finite = data is not None
+    with threads_for(indices.shape[0]):
+        outside, nonfinite = count_bad_entries(indices, data if finite else np.zeros(1), ncols,
+                                               finite)
     if outside:
         raise ValueError(f"{name} has sparse indices outside [0, {ncols})")
-    return nnz
+    if nonfinite:
+        raise ValueError(f"{name} must not contain NaN or Inf")
 
 
 def check_compressed(A: Any, name: str, finite: bool = True) -> Any:
@@ -199,9 +213,6 @@ def check_compressed(A: Any, name: str, finite: bool = True) -> Any:
     copied, so that every computation sees exactly the matrix scipy sees).
     scipy's constructors do not check index ranges; a corrupt matrix must
     give an error, never a crash."""
-    from ._jit import threads_for
-    from ._jit.reductions import count_bad_entries
-
     fmt = A.format
     ncols = A.shape[1] if fmt == "csr" else A.shape[0]
     nvec = A.shape[0] if fmt == "csr" else A.shape[1]
@@ -211,12 +222,11 @@ def check_compressed(A: Any, name: str, finite: bool = True) -> Any:
     if not isinstance(data, np.ndarray) or data.ndim != 1:
         raise ValueError(f"{name}.data must be a 1-D array, got {type(data).__name__}")
     check_numeric_dtype(data.dtype, name)
-    nnz = _check_pointers(indptr, indices, data.shape[0], nvec, ncols, name, fmt, A.shape)
-    if finite and data.dtype in (np.float32, np.float64):
-        with threads_for(nnz):
-            _, nonfinite = count_bad_entries(indices[:nnz], data[:nnz], ncols, True)
-        if nonfinite:
-            raise ValueError(f"{name} must not contain NaN or Inf")
+    fused = finite and data.dtype in (np.float32, np.float64)
+    nnz = _check_pointers(indptr, indices, data.shape[0], nvec, ncols, name, fmt, A.shape,
+                          check_indices=not fused)
+    if fused:
+        _check_entries(indices[:nnz], data[:nnz], ncols, name)
     elif finite and data.dtype.kind == "f" and not np.isfinite(data[:nnz]).all():
         raise ValueError(f"{name} must not contain NaN or Inf")
     if indptr.dtype.kind == "u":
