@@ -64,47 +64,88 @@ def median_time(fn, repeat, min_time=0.0):
 
 
 class Table:
+    """The rows of the ratio table, and a legend line for each row with a target.
+
+    A row is a timing ratio (``ratio``: a speed-up ``peer / ours``;
+    ``slowdown``: ``ours / bound``) or a plain value; ``why`` says what is
+    timed, against what, and why the bound is what it is (printed after the
+    table, numbered like the rows that carry it)."""
+
     def __init__(self):
         self.rows = []
+        self.legend = []
 
-    def ratio(self, what, ours, peer, peer_name, target=None):
+    def _add(self, row, why):
+        if why is not None:
+            self.legend.append(why)
+            row["note"] = len(self.legend)
+        else:
+            row["note"] = None
+        self.rows.append(row)
+
+    def ratio(self, what, ours, peer, peer_name, target=None, why=None):
         """Record the speed-up ``peer / ours`` against a minimum target."""
         ratio = peer / ours
         met = None if target is None else ratio >= target
-        self.rows.append((what, ours, peer, peer_name, ratio, target, True, met))
+        self._add(dict(what=what, ours=ours, peer=peer, name=peer_name, ratio=ratio,
+                       target=target, higher=True, met=met), why)
 
-    def slowdown(self, what, ours, bound, bound_name, target=None):
+    def slowdown(self, what, ours, bound, bound_name, target=None, why=None):
         """Record ``ours / bound`` (how far from a lower bound) against a maximum."""
         ratio = ours / bound
         met = None if target is None else ratio <= target
-        self.rows.append((what, ours, bound, bound_name, ratio, target, False, met))
+        self._add(dict(what=what, ours=ours, peer=bound, name=bound_name, ratio=ratio,
+                       target=target, higher=False, met=met), why)
 
-    def value(self, what, value, target=None, higher_is_better=False, unit=""):
+    def value(self, what, value, target=None, higher_is_better=False, unit="", why=None):
         met = None if target is None else (value >= target if higher_is_better else value <= target)
-        self.rows.append((what, None, value, unit, None, target, higher_is_better, met))
+        self._add(dict(what=what, ours=None, peer=value, name=unit, ratio=None,
+                       target=target, higher=higher_is_better, met=met), why)
 
-    def within(self, what, value, low, high, unit=""):
+    def within(self, what, value, low, high, unit="", why=None):
         """Record a value that must lie in ``[low, high]``."""
-        self.rows.append((what, None, value, unit, None, (low, high), None, low <= value <= high))
+        self._add(dict(what=what, ours=None, peer=value, name=unit, ratio=None,
+                       target=(low, high), higher=None, met=low <= value <= high), why)
+
+    def missed(self):
+        return [row for row in self.rows if row["met"] is False]
+
+    @staticmethod
+    def _target(row):
+        target = row["target"]
+        if target is None:
+            return ""
+        if isinstance(target, tuple):
+            return f"[{target[0]:g}, {target[1]:g}]"
+        sign = ">= " if row["higher"] else "<= "
+        return sign + f"{target:g}" + ("" if row["ratio"] is None else "x")
+
+    def _line(self, row):
+        mark = {None: "", True: "yes", False: "NO"}[row["met"]]
+        note = "" if row["note"] is None else f"[{row['note']}]"
+        if row["ratio"] is None:  # a plain value
+            return (f"{row['what']:58s} {'':>10s} {row['peer']:>10.4g}  {row['name']:>8s}  "
+                    f"{self._target(row):>8s}  {mark:3s} {note}")
+        return (f"{row['what']:58s} {row['ours'] * 1e3:8.2f}ms {row['peer'] * 1e3:8.2f}ms  "
+                f"{row['ratio']:7.2f}x  {self._target(row):>8s}  {mark:3s} {note:5s}"
+                f" (peer: {row['name']})")
 
     def print(self):
         print()
         print(f"{'benchmark':58s} {'ours':>10s} {'peer':>10s}  {'ratio':>8s}  {'target':>8s}  met")
-        print("-" * 106)
-        for what, ours, peer, name, ratio, target, hib, met in self.rows:
-            mark = {None: "", True: "yes", False: "NO"}[met]
-            if ratio is None:  # a plain value
-                if isinstance(target, tuple):
-                    tgt = f"[{target[0]:g}, {target[1]:g}]"
-                else:
-                    tgt = "" if target is None else (">= " if hib else "<= ") + f"{target:g}"
-                print(f"{what:58s} {'':>10s} {peer:>10.4g}  {name:>8s}  {tgt:>8s}  {mark}")
-                continue
-            tgt = "" if target is None else (">= " if hib else "<= ") + f"{target:g}x"
-            print(
-                f"{what:58s} {ours * 1e3:8.2f}ms {peer * 1e3:8.2f}ms  {ratio:7.2f}x  {tgt:>8s}  {mark}"
-                f"   (peer: {name})"
-            )
+        print("-" * 112)
+        for row in self.rows:
+            print(self._line(row))
+        print()
+        print("What the targets mean (ratios: peer time / ours, a speed-up, for >= targets; "
+              "ours / peer, a slowdown, for <= targets):")
+        for number, why in enumerate(self.legend, 1):
+            print(f"  [{number}] {why}")
+        missed = self.missed()
+        print()
+        print(f"missed targets: {len(missed)} of {sum(row['met'] is not None for row in self.rows)}")
+        for row in missed:
+            print("  " + self._line(row).rstrip())
 
 
 def machine():
@@ -375,6 +416,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="small synthetic inputs, few repeats")
     parser.add_argument("--repeat", type=int, default=None, help="runs per timing (median)")
     parser.add_argument("--only", action="append", choices=sorted(SECTIONS), help="run only these sections")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit with status 1 when any target is missed")
     args = parser.parse_args(argv)
     repeat = args.repeat or (3 if args.quick else 15)
     print("machine:")
@@ -389,7 +432,7 @@ def main(argv=None):
     bench_import(table, args.quick)
     print(f"  [start-up checks: {time.perf_counter() - t0:.1f} s]")
     table.print()
-    return 0
+    return 1 if args.strict and table.missed() else 0
 
 
 if __name__ == "__main__":
