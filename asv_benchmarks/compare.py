@@ -1,15 +1,20 @@
-"""Side-by-side ratio table of SPEC section 7, without asv, in one process.
+"""Side-by-side ratio table of the performance targets, without asv, in one process.
 
     python asv_benchmarks/compare.py            # on the real data sets ($SKETCHLAB_DATA)
-    python asv_benchmarks/compare.py --quick    # small synthetic stand-ins (seconds; CI)
-    python asv_benchmarks/compare.py --only gmr --only svd
+    python asv_benchmarks/compare.py --quick    # small synthetic stand-ins (about a minute; CI)
+    python asv_benchmarks/compare.py --only gmr --only svd --strict
 
 Sections: ``sketch`` (sketch_both, S @ A, A @ S^T against scipy and the
-read-only roofline), ``gmr`` (fast_gmr against gmr and the plain QR
-solution), ``spsd`` (faster_spsd against optimal_spsd, with sklearn's
-Nystroem beside it), ``svd`` (the three single-pass SVDs and sklearn's
-randomized_svd, and fast_sp_svd's peak memory over column blocks); the start-up
-checks (import time, no recompilation in a second process) always run.  The
+read-only roofline; Gaussian and SRHT on dense data against numpy), ``gmr``
+(fast_gmr at c = r = 20 and 100 against gmr and the plain QR solution, its
+error estimate beside the plain call, and cur's fast core and approximate
+leverage selection against the exact ones), ``spsd`` (faster_spsd against
+optimal_spsd, with sklearn's Nystroem beside it; SketchedNystroem's
+fit_transform against Nystroem's), ``svd`` (the three single-pass SVDs and
+sklearn's randomized_svd, fast_sp_svd's error estimate beside the plain call,
+and its peak memory over column blocks), ``scaling`` (sketch_both and
+fast_sp_svd against nnz(A) over 1x-8x row-stacked copies); the start-up checks
+(import time, no recompilation in a second process) always run.  The
 algorithm sections share their problem set-ups with the asv suites
 (``benchmarks/``).
 
@@ -17,7 +22,9 @@ Every figure is the median of several runs after a warm-up call (so compile
 time never lands in a timing), and every ratio compares ours with the peer a
 user would otherwise pick, measured in the same process one after the other.
 The machine (cores, BLAS, Numba threads) is printed first: the ratios, not the
-absolute times, are what carry over between machines.
+absolute times, are what carry over between machines.  After the table, a
+legend says what each target measures and why its bound, then the missed
+targets are listed; with ``--strict`` a miss makes the exit status 1.
 """
 
 import argparse
@@ -580,7 +587,7 @@ def bench_scaling(table, quick, repeat):
         t_svd.append(median_time(lambda: decompose(B), max(3, repeat // 3)))
         print(f"  x{f}: {B.shape[0]} x {B.shape[1]}, nnz {B.nnz}, index dtype {B.indices.dtype}: "
               f"sketch_both {t_both[-1] * 1e3:.2f} ms, fast_sp_svd {t_svd[-1] * 1e3:.1f} ms")
-        del B, decompose
+        B = decompose = None  # free the member before building the next
     for label, times in (("sketch_both", t_both), ("fast_sp_svd", t_svd)):
         slope = float(np.polyfit(np.log(nnz), np.log(times), 1)[0])
         table.value(
