@@ -83,11 +83,11 @@ class Table:
         self.legend = []
 
     def _add(self, row, why):
-        if why is not None:
-            self.legend.append(why)
-            row["note"] = len(self.legend)
-        else:
-            row["note"] = None
+        row["note"] = None
+        if why is not None:  # rows that share a meaning share a legend line
+            if why not in self.legend:
+                self.legend.append(why)
+            row["note"] = self.legend.index(why) + 1
         self.rows.append(row)
 
     def ratio(self, what, ours, peer, peer_name, target=None, why=None):
@@ -127,13 +127,14 @@ class Table:
         sign = ">= " if row["higher"] else "<= "
         return sign + f"{target:g}" + ("" if row["ratio"] is None else "x")
 
-    def _line(self, row):
+    def _line(self, row, what=None):
+        what = row["what"] if what is None else what
         mark = {None: "", True: "yes", False: "NO"}[row["met"]]
         note = "" if row["note"] is None else f"[{row['note']}]"
         if row["ratio"] is None:  # a plain value
-            return (f"{row['what']:58s} {'':>10s} {row['peer']:>10.4g}  {row['name']:>8s}  "
+            return (f"{what:58s} {'':>10s} {row['peer']:>10.4g}  {row['name']:>8s}  "
                     f"{self._target(row):>8s}  {mark:3s} {note}")
-        return (f"{row['what']:58s} {row['ours'] * 1e3:8.2f}ms {row['peer'] * 1e3:8.2f}ms  "
+        return (f"{what:58s} {row['ours'] * 1e3:8.2f}ms {row['peer'] * 1e3:8.2f}ms  "
                 f"{row['ratio']:7.2f}x  {self._target(row):>8s}  {mark:3s} {note:5s}"
                 f" (peer: {row['name']})")
 
@@ -152,7 +153,7 @@ class Table:
         print()
         print(f"missed targets: {len(missed)} of {sum(row['met'] is not None for row in self.rows)}")
         for row in missed:
-            print("  " + self._line(row).rstrip())
+            print("  " + self._line(row, row["what"].strip(" .")).rstrip())
 
 
 def machine():
@@ -588,12 +589,15 @@ def bench_scaling(table, quick, repeat):
         print(f"  x{f}: {B.shape[0]} x {B.shape[1]}, nnz {B.nnz}, index dtype {B.indices.dtype}: "
               f"sketch_both {t_both[-1] * 1e3:.2f} ms, fast_sp_svd {t_svd[-1] * 1e3:.1f} ms")
         B = decompose = None  # free the member before building the next
+    setting = {
+        "sketch_both": f"CountSketches, s_c = s_r = {s}",
+        "fast_sp_svd": "k = 10, x = 4, CountSketches, as in the svd rows",
+    }
     for label, times in (("sketch_both", t_both), ("fast_sp_svd", t_svd)):
         slope = float(np.polyfit(np.log(nnz), np.log(times), 1)[0])
         table.value(
             f"scaling: {label} time against nnz(A), log-log slope", slope, 1.1,
-            why=f"{label} (s = 200 CountSketches; fast_sp_svd as in the svd rows) timed on 1, 2, "
-            "4 and 8 row-stacked copies of the matrix, each with fresh column permutations: a "
+            why=f"{label} ({setting[label]}) timed on 1, 2, 4 and 8 row-stacked copies of the matrix, each with fresh column permutations: a "
             "one-pass method's time is linear in nnz(A), and a slope above 1.1 means a cost "
             "that grows faster (cache misses, a serial step, an m^2 term).",
         )
@@ -640,20 +644,31 @@ def main(argv=None):
     parser.add_argument("--only", action="append", choices=sorted(SECTIONS), help="run only these sections")
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 1 when any target is missed")
+    parser.add_argument("--blas-threads", type=int, default=None,
+                        help="limit BLAS to this many threads in every timing (threadpoolctl); "
+                        "on a loaded machine OpenBLAS's spinning threads can slow the LAPACK "
+                        "peers several times over")
     args = parser.parse_args(argv)
     repeat = args.repeat or (3 if args.quick else 15)
     print("machine:")
     for key, value in machine().items():
         print(f"  {key}: {value}")
     table = Table()
-    for name in args.only or list(SECTIONS):
-        t0 = time.perf_counter()
-        SECTIONS[name](table, args.quick, repeat)
-        print(f"  [{name}: {time.perf_counter() - t0:.1f} s]")
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(args.blas_threads, user_api="blas"):
+        if args.blas_threads is not None:
+            print(f"  BLAS limited to {args.blas_threads} thread(s) in the timings")
+        for name in args.only or list(SECTIONS):
+            t0 = time.perf_counter()
+            SECTIONS[name](table, args.quick, repeat)
+            print(f"  [{name}: {time.perf_counter() - t0:.1f} s]")
     t0 = time.perf_counter()
     bench_import(table, args.quick)
     print(f"  [start-up checks: {time.perf_counter() - t0:.1f} s]")
     table.print()
+    print("load average at the end (1, 5, 15 min): "
+          + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     return 1 if args.strict and table.missed() else 0
 
 
