@@ -1,6 +1,9 @@
 """Generalized matrix regression end to end: ``fast_gmr`` (Algorithm 1) against
-exact ``gmr`` and the plain numpy/scipy QR solution, with SPEC 7's sizes
-(c = r = 20, sketch sizes a c and a r with a = 10).
+exact ``gmr`` and the plain numpy/scipy QR solution, at c = r = 20 (SPEC 7's
+sizes) and c = r = 100 (``GMRLargeRank``), sketch sizes a c and a r with
+a = 10 (capped at m and n); the solver "fast_gmr countsketch estimate_error"
+is the CountSketch call with ``estimate_error=True`` (its estimate discarded),
+timed beside the plain one.
 
 C = A G_C and R = G_R A with Gaussian G (the paper's GMR experiment).  The
 solver is a parameter, so asv shows ours and the peers side by side for each
@@ -18,8 +21,15 @@ if common.QUICK:
     DATA = ["dense 2000x500", "csr 20000x10000"]
 else:
     DATA = ["dense madelon", "dense 16384x1000", "csr 52396x25252", "csr debian-tfidf"]
-SOLVERS = ["fast_gmr countsketch", "fast_gmr gaussian", "gmr", "plain QR (scipy)"]
+SOLVERS = [
+    "fast_gmr countsketch",
+    "fast_gmr countsketch estimate_error",
+    "fast_gmr gaussian",
+    "gmr",
+    "plain QR (scipy)",
+]
 RANK = 20  # c = r
+RANK_LARGE = 100
 A_FACTOR = 10  # s_c = a c, s_r = a r
 
 
@@ -43,9 +53,16 @@ def gmr_problem(A, rank=RANK, seed=0):
 
 
 def solver(name, sketch_size=A_FACTOR * RANK):
+    """A function ``(A, C, R) -> X`` for a solver name; ``sketch_size`` an int
+    or a pair (s_c, s_r)."""
+    if name.endswith("estimate_error"):
+        fast = solver(name.rsplit(" ", 1)[0], sketch_size)
+        return lambda A, C, R: fast(A, C, R, estimate_error=True)[0]
     if name.startswith("fast_gmr"):
         kind = name.split()[1]
-        return lambda A, C, R: sl.fast_gmr(A, C, R, sketch_size=sketch_size, sketch=kind, rng=0)
+        return lambda A, C, R, **more: sl.fast_gmr(
+            A, C, R, sketch_size=sketch_size, sketch=kind, rng=0, **more
+        )
     if name == "gmr":
         return sl.gmr
     return plain_qr_solution
@@ -55,12 +72,16 @@ class GMR:
     params = [DATA, SOLVERS]
     param_names = ["data", "solver"]
     timeout = 600
+    rank = RANK
 
     def setup(self, data, name):
         common.require("gmr", "fast_gmr", "gmr_error_ratio")
+        if name.endswith("estimate_error"):
+            common.require("ErrorEstimate")
         self.A = common.load(data)
-        self.C, self.R = gmr_problem(self.A)
-        self.solve = solver(name)
+        m, n = self.A.shape
+        self.C, self.R = gmr_problem(self.A, self.rank)
+        self.solve = solver(name, (min(m, A_FACTOR * self.rank), min(n, A_FACTOR * self.rank)))
         self.solve(self.A, self.C, self.R)  # compiles or loads the kernels
 
     def time_solve(self, data, name):
@@ -74,3 +95,10 @@ class GMR:
         return sl.gmr_error_ratio(self.A, self.C, X, self.R)
 
     track_error_ratio.unit = "ratio"
+
+
+class GMRLargeRank(GMR):
+    """The same solvers at c = r = 100 (sketch sizes 1000, capped at m and n),
+    where the plain QR solution's product of A with c columns weighs more."""
+
+    rank = RANK_LARGE

@@ -8,6 +8,11 @@ s = 10 c = 300 sampled rows.  Each timing includes building the oracle from X
 ``||K - C U C^T||_F / ||K||_F`` (``||K - F F^T||_F / ||K||_F`` for Nystroem's
 features F) and ``track_kernel_entries`` the oracle's count of evaluated
 entries (SPEC 7: ``n c + s^2`` for faster_spsd).
+
+``NystroemFitTransform`` times the drop-in estimator, ``SketchedNystroem``
+with the Nystrom core and with its default core, against scikit-learn's
+``Nystroem``: ``fit_transform(X)`` at the same gamma and n_components
+(30 and 100).
 """
 
 import numpy as np
@@ -24,6 +29,8 @@ else:
 METHODS = ["nystrom", "fast_spsd", "faster_spsd", "optimal_spsd", "sklearn Nystroem"]
 C_LANDMARKS = 30
 S_ROWS = 300
+ESTIMATOR_COMPONENTS = [30, 100]
+ESTIMATORS = ["sklearn Nystroem", "SketchedNystroem nystrom", "SketchedNystroem faster"]
 
 
 def approximation(name, c=C_LANDMARKS, s=S_ROWS):
@@ -94,3 +101,31 @@ class SPSD:
         return K.n_evaluated
 
     track_kernel_entries.unit = "entries"
+
+
+def estimator(name, gamma, n_components):
+    """An unfitted feature map of ``ESTIMATORS``, seeded with 0."""
+    if name == "sklearn Nystroem":
+        from sklearn.kernel_approximation import Nystroem
+
+        return Nystroem(gamma=gamma, n_components=n_components, random_state=0)
+    core = name.split()[1]
+    return sl.SketchedNystroem(n_components=n_components, core=core, gamma=gamma, random_state=0)
+
+
+class NystroemFitTransform:
+    params = [DATA, ESTIMATORS, ESTIMATOR_COMPONENTS]
+    param_names = ["data", "estimator", "n_components"]
+    timeout = 600
+
+    def setup(self, data, name, n_components):
+        common.require("SketchedNystroem")
+        self.X = common.load(data)
+        self.model = estimator(name, common.rbf_gamma(data, self.X.shape[1]), n_components)
+        self.model.fit_transform(self.X)  # compiles or loads the kernels
+
+    def time_fit_transform(self, data, name, n_components):
+        self.model.fit_transform(self.X)
+
+    def peakmem_fit_transform(self, data, name, n_components):
+        self.model.fit_transform(self.X)

@@ -8,7 +8,9 @@ k = 10 and the paper's point x = (c + r)/k = 4: c = r = 20, s_c = s_r =
 CountSketch for sparse data.  Every method returns a rank-k factorization
 (``rank=k``), so ``track_error_ratio`` = ``||A - U S V^T||_F / ||A - A_k||_F - 1``
 compares like with like.  ``SinglePassSVDStream`` feeds the single-pass
-methods A as a stream of column blocks.
+methods A as a stream of column blocks; ``ErrorEstimateOverhead`` times
+``fast_sp_svd`` with and without ``estimate_error=True`` (its test sketch
+gathered in the same pass).
 """
 
 import math
@@ -124,3 +126,24 @@ class SinglePassSVDStream:
 
     def peakmem_column_blocks(self, data, name):
         self.decompose(column_blocks(self.A), shape=self.A.shape)
+
+
+class ErrorEstimateOverhead:
+    """``fast_sp_svd`` with ``estimate_error`` off and on, same sizes and seed:
+    the price of the error estimate's test sketch."""
+
+    params = [DATA, [False, True]]
+    param_names = ["data", "estimate_error"]
+    timeout = 900
+
+    def setup(self, data, estimate_error):
+        common.require("fast_sp_svd", "ErrorEstimate")
+        self.A = common.load(data)
+        self.decompose = decomposer("fast_sp_svd", self.A)
+        self.time_decompose(data, estimate_error)  # compiles or loads the kernels
+
+    def time_decompose(self, data, estimate_error):
+        self.decompose(self.A, estimate_error=estimate_error)
+
+    def peakmem_decompose(self, data, estimate_error):
+        self.decompose(self.A, estimate_error=estimate_error)
