@@ -15,7 +15,6 @@ gathered in the same pass).
 
 import math
 
-import numpy as np
 import scipy.sparse as sp
 
 import sketchlab as sl
