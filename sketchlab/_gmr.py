@@ -512,9 +512,11 @@ class ResidualProbe:
     of A's columns, and ``R Theta^T``; then ``E Theta^T = A Theta^T - C X
     (R Theta^T)`` for any X."""
 
+    # Its products are thin (q = 10 columns): they run on one BLAS thread, so
+    # that idle OpenBLAS threads do not compete with the Numba kernels next.
     def __init__(self, A, C, R, q, gen):
         self.theta = probe_operator(q, A.shape[1], gen)
-        with trusted(A, R):  # validated by check_gmr_inputs
+        with trusted(A, R), serial_blas():  # validated by check_gmr_inputs
             self.AT = self.theta.apply(A, axis=1)  # (m, q)
             self.RT = self.theta.apply(R, axis=1)  # (r, q)
         self.C = C
@@ -522,12 +524,14 @@ class ResidualProbe:
 
     def probes(self, X):
         """Rows g_b^T E^T with g_b ~ N(0, I): columns of E Theta^T times sqrt(q)."""
-        Z = self.AT - self.C @ (np.asarray(X, dtype=np.float64) @ self.RT)
+        with serial_blas():
+            Z = self.AT - self.C @ (np.asarray(X, dtype=np.float64) @ self.RT)
         return (Z * np.sqrt(self.AT.shape[1])).T
 
     def estimate(self, X):
-        return from_gaussian_probes(self.probes(X), norm=self.norm,
-                                    inner_size=probe_inner_size(self.theta))
+        with serial_blas():
+            return from_gaussian_probes(self.probes(X), norm=self.norm,
+                                        inner_size=probe_inner_size(self.theta))
 
 
 # kinds whose sketch of size 2s splits into two independent sketches of size s

@@ -190,33 +190,36 @@ def sampling_scores(B: Array, axis: int = 0) -> NDArray[np.float64]:
 
 def squared_frobenius(A: Matrix) -> float:
     """``||A||_F^2`` of a dense or sparse A in float64 (duplicate sparse
-    entries summed first), without a temporary the size of A, and scaled by
-    the largest magnitude when the squares would overflow or underflow."""
+    entries summed first), in one compiled pass over the values (no BLAS, no
+    temporary the size of A), and scaled by the largest magnitude when the
+    squares would overflow or underflow."""
+    from ._jit import threads_for
+    from ._jit.reductions import CHUNK, chunk_squares
+
     if sp.issparse(A):
         if not A.has_canonical_format:
             A = A.copy()
             A.sum_duplicates()
         data = A.data
     else:
-        data = np.asarray(A).ravel(order="K")
+        data = np.asarray(A)
+        data = data.ravel(order="K") if data.flags.c_contiguous or data.flags.f_contiguous \
+            else data.ravel()
     if data.size == 0:
         return 0.0
-    scale = float(max(data.max(), -data.min()))
+    if data.dtype not in (np.float32, np.float64):  # the compiled pass reads these two
+        data = data.astype(np.float64)
+    nchunks = (data.size + CHUNK - 1) // CHUNK
+    sums, maxs = np.empty(nchunks), np.empty(nchunks)
+    with threads_for(data.size):
+        chunk_squares(data, 1.0, sums, maxs)
+    scale = float(maxs.max())
     if scale == 0.0 or not np.isfinite(scale):
         return scale
     if 1e-140 < scale < 1e140:
-        if data.dtype == np.float64:
-            return float(data @ data)
-        total = 0.0
-        for i in range(0, data.size, _NORM_CHUNK):  # float64 sums of float32 pieces
-            x = data[i:i + _NORM_CHUNK].astype(np.float64)
-            total += float(x @ x)
-        return total
-    total = 0.0
-    for i in range(0, data.size, _NORM_CHUNK):
-        x = data[i:i + _NORM_CHUNK] / scale
-        total += float(x @ x)
-    return total * scale * scale
+        return float(sum(sums.tolist()))  # in chunk order
+    with threads_for(data.size):
+        chunk_squares(data, 1.0 / scale, sums, maxs)
+    return float(sum(sums.tolist())) * scale * scale
 
 
-_NORM_CHUNK = 1 << 16

@@ -3,7 +3,8 @@
 1. Layers: a module imports only modules of lower layers (function-level
    imports included).
 2. Only the layers that launch compiled loops import ``sketchlab._jit``: the
-   operators, the kernel-matrix oracles and the input checks.  Algorithms
+   operators, the kernel-matrix oracles, the input checks and the norm pass
+   of ``_linalg``.  Algorithms
    reach compiled code only through operators' public methods.
 3. No module imports another module's underscore names (``from ._x import
    _name``, or ``_x._name`` on an imported module): what a module shares is a
@@ -39,7 +40,9 @@ LAYERS = {
     "dask": 9,
     "__init__": 10,
 }
-MAY_IMPORT_JIT = {"_jit", "_validation", "_operators", "_kernel_matrices"}
+# (_linalg: the compiled norm pass of squared_frobenius, a whole-array reduction
+# like the finiteness check)
+MAY_IMPORT_JIT = {"_jit", "_validation", "_operators", "_kernel_matrices", "_linalg"}
 # the only imports up the layers, each inside a function, with its reason
 UPWARD = {
     ("_operators", "_leverage"): "LeverageScoreSampler.from_matrix computes the scores it "

@@ -82,3 +82,46 @@ def read_pass(data, indices):
             local += data[i] + np.float64(indices[i])
         acc += local
     return acc
+
+
+@njit(**PJIT)
+def chunk_squares(x, inv_scale, sums, maxs):
+    """``sums[c]`` = sum of ``(x[i] * inv_scale)**2`` and ``maxs[c]`` = max of
+    ``|x[i]|`` over chunk ``c`` of ``x`` (``_CHUNK`` entries): one pass, no
+    BLAS (OpenBLAS threads left spinning by a ddot slow the Numba loops that
+    run next).  Summing ``sums`` in order gives a result independent of the
+    thread count."""
+    n = x.shape[0]
+    nchunks = sums.shape[0]
+    for c in prange(nchunks):
+        lo = c * _CHUNK
+        hi = min(n, lo + _CHUNK)
+        # four accumulators: independent additions the CPU can overlap
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        s3 = 0.0
+        m = 0.0
+        i = lo
+        while i + 4 <= hi:
+            v0 = np.float64(x[i]) * inv_scale
+            v1 = np.float64(x[i + 1]) * inv_scale
+            v2 = np.float64(x[i + 2]) * inv_scale
+            v3 = np.float64(x[i + 3]) * inv_scale
+            s0 += v0 * v0
+            s1 += v1 * v1
+            s2 += v2 * v2
+            s3 += v3 * v3
+            m = max(m, abs(np.float64(x[i])), abs(np.float64(x[i + 1])),
+                    abs(np.float64(x[i + 2])), abs(np.float64(x[i + 3])))
+            i += 4
+        while i < hi:
+            v = np.float64(x[i]) * inv_scale
+            s0 += v * v
+            m = max(m, abs(np.float64(x[i])))
+            i += 1
+        sums[c] = (s0 + s1) + (s2 + s3)
+        maxs[c] = m
+
+
+CHUNK = _CHUNK
