@@ -77,8 +77,8 @@ class CURConfig:
 
     @classmethod
     def quick(cls, **kwargs):
-        """c = 2k and 10k, one seed, fewer timing runs (``--quick``)."""
-        base = {"reps": 1, "grid": (20, 100), "claim_reps": 1, "timing_repeats": 3}
+        """One c = r (4k), one seed, fewer timing runs (``--quick``)."""
+        base = {"reps": 1, "grid": (40,), "claim_reps": 1, "timing_repeats": 2}
         return cls(**{**base, **kwargs})
 
 
@@ -101,14 +101,15 @@ def load_all(config):
 
 
 def _median_time(fn, repeats):
-    """Median wall time of ``fn()`` over ``repeats`` runs after one warm-up run."""
-    fn()
+    """(median wall time of ``fn()`` over ``repeats`` runs after one warm-up run, its
+    result)."""
+    result = fn()
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        fn()
+        result = fn()
         times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    return float(np.median(times)), result
 
 
 def _selections(config, A):
@@ -152,9 +153,12 @@ def sweep(data, config, show_progress=True):
     opt = svd_sweep.residual_opt(data, config.k)
     selections = _selections(config, A)
     grid = [c for c in config.grid if c <= min(m, n)]
-    for select in selections:  # warm-up: kernels loaded before anything is timed
-        for core in config.cores:
-            sketchlab.cur(A, grid[0], k=config.k, select=select, core=core, rng=0)
+    # warm-up: every selection's kernels, and the fast core's, loaded before anything is
+    # timed (the other cores run no compiled code)
+    for select in selections:
+        sketchlab.cur(A, grid[0], k=config.k, select=select, core="cross", rng=0)
+    if "fast" in config.cores:
+        sketchlab.cur(A, grid[0], k=config.k, select="uniform", core="fast", rng=0)
     rows = []
     bar = progress(total=config.reps * len(grid) * len(selections), desc=f"cur {name}",
                    enabled=show_progress)  # fmt: skip
@@ -213,8 +217,8 @@ def claims(data, config, show_progress=True):
                 return sketchlab.gmr(A, C, R)
 
             for core, solve in (("fast", fast), ("exact", exact)):
-                seconds = _median_time(solve, q)
-                error = sketchlab.gmr_residual(A, C, solve(), R)
+                seconds, X = _median_time(solve, q)
+                error = sketchlab.gmr_residual(A, C, X, R)
                 rows.append(_row("core", **keys, select="approx-leverage", core=core,
                                  s_c=s_c if core == "fast" else math.nan,
                                  s_r=s_r if core == "fast" else math.nan, rep=rep,
@@ -228,8 +232,7 @@ def claims(data, config, show_progress=True):
                 def choose(select=select, sel_seed=sel_seed):
                     return sketchlab.cur(A, c, k=k, select=select, core="cross", rng=sel_seed)
 
-                seconds = _median_time(choose, q)
-                chosen = choose()
+                seconds, chosen = _median_time(choose, q)
                 # the same (exact) core for both selections: the error of the selection
                 error = sketchlab.gmr_residual(A, chosen.C, sketchlab.gmr(A, chosen.C, chosen.R),
                                                chosen.R)  # fmt: skip

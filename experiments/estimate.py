@@ -41,7 +41,7 @@ the paper's data over sketch sizes and seeds.  Rows (column ``part``):
     warm-up (one row per pair); the report compares the medians.
 
 ``svd-tol``
-    The single-pass SVDs with ``tol=t`` (a relative-error target) and k =
+    The single-pass SVDs with ``tol=t`` (a relative-error target), ``svd_tol_reps`` seeds, k =
     ``svd_tol_k`` (sketch rank 2k): the rank chosen, the true relative error
     ``||A - U S V^T||_F / ||A||_F``, and the best rank (the smallest q with
     ``||A - A_q||_F / ||A||_F <= t``).  The targets are the relative errors of
@@ -92,7 +92,8 @@ class EstimateConfig:
     sweep's grids), ``svd_grid`` x = (c + r) / k, ``spsd_grid`` a = s / c of
     faster SPSD, ``nystrom_c`` the landmark counts of Nystrom.
     ``tol_datasets`` names the data sets of the tol studies (all GMR/SVD
-    data sets run when none of them is).
+    data sets run when none of them is); ``tol_reps`` and ``svd_tol_reps``
+    are their seeds.
     """
 
     datasets: tuple = ()
@@ -111,6 +112,7 @@ class EstimateConfig:
     tol_reps: int = 10
     svd_tol_ranks: tuple = (5, 10, 20)
     svd_tol_k: int = 20
+    svd_tol_reps: int = 3
     cost_datasets: tuple = ("debian-tfidf",)
     cost_a: int = 10
     cost_repeats: int = 15
@@ -401,10 +403,10 @@ def svd_tol(data, config, show_progress=True):
     norm = math.sqrt(svd_sweep.squared_norm(A))
     methods = [a for a in SVDS if a in config.algorithms]
     rows = []
-    bar = progress(total=config.tol_reps * len(targets) * len(methods),
+    bar = progress(total=config.svd_tol_reps * len(targets) * len(methods),
                    desc=f"estimate svd tol {name}", enabled=show_progress)  # fmt: skip
     with bar:
-        for rep in range(config.tol_reps):
+        for rep in range(config.svd_tol_reps):
             for q, t in targets.items():
                 for alg in methods:
                     c, r, s_c, s_r = svd_sweep.method_sizes(SVD_METHOD[alg], 4, k, A.shape)
