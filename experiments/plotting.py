@@ -206,6 +206,7 @@ def draw_estimate(ax, rows):
         ax.plot(line, line, "-", color="black", lw=0.8, label="estimate = truth")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.xaxis.set_minor_formatter("")  # a narrow log range labels its minor ticks: they collide
     ax.set_xlabel("true error ||A - A_hat||_F")
     ax.set_ylabel("estimate, interval [low, high]")
     ax.set_title(f"{rows[0]['algorithm']}: {len(rows)} cases", fontsize=9)
@@ -275,6 +276,12 @@ def plot_sweep(name, rows, folder):
         return plot_estimate(rows, folder)
     if name == "cur":
         rows = [r for r in rows if r["part"] == "sweep"]
+    extra = []
+    if name == "kernel":
+        from .kernel import figure_rows
+
+        extra = plot_landmarks(rows, folder)
+        rows = figure_rows(rows)
     draw = DRAW[name]
     per_set = group(rows, "dataset")
     written = []
@@ -293,7 +300,46 @@ def plot_sweep(name, rows, folder):
         draw(ax, sub)
         ax.legend(fontsize=7)
         written.append(_save(fig, folder / name / f"{_safe(dataset)}.png"))
-    return written
+    return written + extra
+
+
+LANDMARK_COLORS = {"uniform": "tab:gray", "rpcholesky": "tab:blue", "ridge-leverage": "tab:green"}
+
+
+def draw_landmarks(ax, rows, at=10):
+    """One data set: mean Frobenius error of each method (sketched ones at a = ``at``)
+    for each landmark kind at c = 2k, as grouped bars."""
+    methods = [m for m in KERNEL_STYLE if any(r["method"] == m for r in rows)]
+    kinds = [k for k in LANDMARK_COLORS if any(r["landmarks"] == k for r in rows)]
+    width = 0.8 / max(len(kinds), 1)
+    for i, kind in enumerate(kinds):
+        means = []
+        for m in methods:
+            vals = [r["error"] for r in rows if r["landmarks"] == kind and r["method"] == m
+                    and (not math.isfinite(r["a"]) or r["a"] == at)]  # fmt: skip
+            means.append(np.mean(vals) if vals else np.nan)
+        ax.bar(np.arange(len(methods)) + (i - (len(kinds) - 1) / 2) * width, means, width,
+               color=LANDMARK_COLORS[kind], label=f"{kind} landmarks")  # fmt: skip
+    ax.set_xticks(np.arange(len(methods)))
+    ax.set_xticklabels([KERNEL_STYLE[m][0].replace(" (", "\n(") for m in methods], fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel(f"||K - C U C^T||_F / ||K||_F (s = {at} c)")
+    ax.set_title(f"{_kernel_title(rows[0])}, c = {rows[0]['c']}", fontsize=9)
+
+
+def plot_landmarks(rows, folder):
+    """``kernel-landmarks.png``: the landmark kinds at c = 2k, one panel per data set."""
+    plt = _pyplot()
+    rows = [r for r in rows if isinstance(r.get("landmarks"), str) and r["c"] == 2 * r["k"]]
+    if not any(r["landmarks"] != "uniform" for r in rows):
+        return []
+    per_set = group(rows, "dataset")
+    fig, axes = _panels(plt, len(per_set))
+    for ax, ((_,), sub) in zip(axes, per_set.items()):
+        draw_landmarks(ax, sub)
+    _legend(fig, axes)
+    fig.tight_layout()
+    return [_save(fig, Path(folder) / "kernel-landmarks.png")]
 
 
 def plot_estimate(rows, folder):

@@ -37,6 +37,7 @@ from . import cur as cur_sweep
 from . import datasets as ds
 from . import estimate as est
 from . import investigate as inv
+from . import kernel as kernel_sweep
 from . import paper
 from .analysis import band, curve, fit_power_law, fit_two_terms, group
 from .runs import read_run
@@ -277,7 +278,8 @@ def section_gmr(out, rows, verdicts):
     return lines + _figure(out, "gmr")
 
 
-def section_kernel(out, rows, verdicts):
+def section_kernel(out, all_rows, verdicts):
+    rows = kernel_sweep.figure_rows(all_rows)
     res = analyse_kernel(rows)
     lines = [
         "## SPSD kernel approximation (Figure 2, Section 6.2)", "",
@@ -317,7 +319,67 @@ def section_kernel(out, rows, verdicts):
         lines += ["", text + " (within 10%)."]
         verdicts.append(Verdict("madelon", "madelon", text, ok,
                                 "Section 6.2's madelon numbers"))  # fmt: skip
-    return lines + [""] + _figure(out, "kernel")
+    lines += [""] + _figure(out, "kernel")
+    return lines + _landmark_lines(out, all_rows)
+
+
+def analyse_landmarks(rows, at=10):
+    """{data set: {(landmark kind, c): {method: means}}} over the rows of the landmark
+    comparison and the uniform c = 2k rows (the sketched methods at a = ``at``)."""
+    out = {}
+    for (name, kind, c, method), sub in group(
+            rows, "dataset", "landmarks", "c", "method").items():  # fmt: skip
+        sub = [r for r in sub if not math.isfinite(r["a"]) or r["a"] == at]
+        if not sub:
+            continue
+        traces = [r["trace_error"] for r in sub if math.isfinite(r.get("trace_error", math.nan))]
+        out.setdefault(name, {}).setdefault((kind, c), {})[method] = {
+            "error": band([r["error"] for r in sub])[0],
+            "trace": float(np.mean(traces)) if traces else math.nan,
+            "trace_runs": len(traces), "runs": len(sub),
+            "entries": float(np.mean([r["n_evaluated"] for r in sub])),
+            "seconds": float(np.mean([r["seconds"] + r["landmark_seconds"] for r in sub])),
+        }  # fmt: skip
+    return out
+
+
+def _landmark_lines(out, rows):
+    if not any(r.get("landmarks", "uniform") not in ("uniform", None) and
+               isinstance(r.get("landmarks"), str) for r in rows):  # fmt: skip
+        return [""]
+    res = analyse_landmarks(rows)
+    k = rows[0]["k"]
+    lines = [
+        "", "### Landmark kinds (beyond the paper)", "",
+        f"The four methods on c landmark columns (k = {k:g}) drawn uniformly (Figure 2's "
+        "protocol), by randomly pivoted Cholesky (`landmarks=\"rpcholesky\"`, Chen, Epperly, "
+        "Tropp and Webber) and by ridge leverage scores (`\"ridge-leverage\"`); the sketched "
+        "methods at s = 10 c. Each cell: mean Frobenius error ||K - C U C^T||_F / ||K||_F, then "
+        "the mean trace-norm error ||K - C U C^T||_* / ||K||_* where computed (dense "
+        "eigendecomposition of the error: small kernels, first repetitions). Nystrom's error "
+        "is PSD (a Schur complement), so its trace norm is its trace; the other cores' errors "
+        "are indefinite, and their trace norms count the negative eigenvalues too. Entries of "
+        "K read include those the landmark selection read.", "",
+    ]  # fmt: skip
+    methods = [m for m in ("nystrom", "fast_spsd", "faster_spsd", "optimal")]
+    for name, settings in res.items():
+        body = []
+        for (kind, c), cells in sorted(settings.items(), key=lambda t: (t[0][1], t[0][0])):
+            row = [kind, f"{c:g}"]
+            for m in methods:
+                cell = cells.get(m)
+                if cell is None:
+                    row.append("n/a")
+                    continue
+                trace = "" if not cell["trace_runs"] else f" / {cell['trace']:.3f}"
+                row.append(f"{cell['error']:.3f}{trace}")
+            entries = cells.get("faster_spsd", cells.get("nystrom", {})).get("entries", math.nan)
+            row.append(_fmt(entries, ".3g"))
+            body.append(row)
+        lines += [f"#### {_name(name)}", ""]
+        lines += _table(["landmarks", "c", *[f"{m} (Frobenius / trace)" for m in methods],
+                         "entries of K read (faster SPSD)"], body) + [""]  # fmt: skip
+    return lines + _figure(out, "kernel-landmarks")
 
 
 def section_spsd_table(out, rows, verdicts):
@@ -690,7 +752,8 @@ def analyse_conditioning(rows):
 
 
 def _rows_of(runs, name):
-    return runs[name][0] if name in runs else []
+    rows = runs[name][0] if name in runs else []
+    return kernel_sweep.figure_rows(rows) if name == "kernel" else rows
 
 
 def explain_gmr_rate(v, runs):

@@ -154,9 +154,12 @@ def test_run_record(out):
 
 
 def test_kernel_values_match_library(out, files):
-    rows = _rows(out, "kernel")
+    all_rows = _rows(out, "kernel")
     assert _header(out, "kernel") == kernel.COLUMNS
+    rows = kernel.figure_rows(all_rows)
     assert len(rows) == REPS * (2 + 2 * 2)
+    # the landmark comparison: two more kinds, the four methods (a = 10), every repetition
+    assert len(all_rows) - len(rows) == REPS * 2 * 4
     c, n = 2 * K_KERNEL, 520
     K = sketchlab.RBFKernel(files["X_idx"], files["gamma"])
     np.testing.assert_allclose(K.toarray(), files["K_idx"], rtol=1e-10, atol=1e-12)
@@ -175,6 +178,51 @@ def test_kernel_values_match_library(out, files):
             assert r["s"] == r["a"] * c and r["n_evaluated"] == n * c + r["s"] ** 2
         else:
             assert math.isnan(r["a"]) and math.isnan(r["s"])
+
+
+def test_kernel_landmark_kinds_and_trace_norms(out, files):
+    """Landmark rows recomputed from their seeds; trace-norm errors against a dense
+    eigendecomposition, and Nystrom's (a PSD error) equal to its trace."""
+    rows = _rows(out, "kernel")
+    K, c = files["K_idx"], 2 * K_KERNEL
+    oracle = sketchlab.RBFKernel(files["X_idx"], files["gamma"])
+    total = np.trace(K)
+    seen = set()
+    for r in rows:
+        kind = r["landmarks"]
+        if kind == "uniform":
+            cols = kernel.landmarks(520, c, r["landmark_seed"])
+            extra = 0
+        else:
+            chosen = sketchlab.nystrom(oracle, c, landmarks=kind, rng=r["landmark_seed"])
+            cols, extra = chosen.columns, chosen.n_evaluated - 520 * c
+        assert r["landmark_entries"] == extra
+        if kind != "uniform" and r["rep"] == 0:
+            method = {"nystrom": lambda: sketchlab.nystrom(oracle, c, columns=cols),
+                      "optimal": lambda: sketchlab.optimal_spsd(oracle, c, columns=cols),
+                      "fast_spsd": lambda: sketchlab.fast_spsd(oracle, c, r["s"], columns=cols,
+                                                               rng=r["seed"]),
+                      "faster_spsd": lambda: sketchlab.faster_spsd(oracle, c, r["s"],
+                                                                   columns=cols, rng=r["seed"]),
+                      }[r["method"]]  # fmt: skip
+            result = method()
+            assert r["error"] == pytest.approx(result.error(K), rel=1e-8)
+            assert r["n_evaluated"] == result.n_evaluated + extra
+        if math.isfinite(r["trace_error"]):
+            seen.add((kind, r["method"]))
+            U = {"nystrom": lambda: sketchlab.nystrom(K, c, columns=cols).U,
+                 "optimal": lambda: sketchlab.optimal_spsd(K, c, columns=cols).U,
+                 "fast_spsd": lambda: sketchlab.fast_spsd(K, c, r["s"], columns=cols,
+                                                          rng=r["seed"]).U,
+                 "faster_spsd": lambda: sketchlab.faster_spsd(K, c, r["s"], columns=cols,
+                                                              rng=r["seed"]).U}[r["method"]]()
+            E = K - K[:, cols] @ U @ K[:, cols].T
+            w = np.linalg.eigvalsh((E + E.T) / 2)
+            assert r["trace_error"] == pytest.approx(np.abs(w).sum() / total, rel=1e-8)
+            if r["method"] == "nystrom":  # a Schur complement: PSD, trace norm = trace
+                assert r["trace_error"] == pytest.approx(np.trace(E) / total, rel=1e-8)
+    # quick runs: trace norms on the first repetition, every kind and method (n = 520)
+    assert seen == {(k, m) for k in kernel.LANDMARK_KINDS for m in kernel.METHODS}
 
 
 def test_relative_error_matches_dense(files):
@@ -199,7 +247,8 @@ def test_spsd_table_values(out, files):
         result = sketchlab.fast_spsd(K, c, r["s"], columns=cols, rng=r["seed"], **options)
         assert r["error"] == pytest.approx(result.error(files["K_idx"]), rel=1e-8)
     # the landmarks are those of the kernel sweep's repetition
-    assert {r["landmark_seed"] for r in rows} == {r["landmark_seed"] for r in _rows(out, "kernel")}
+    kernel_rows = kernel.figure_rows(_rows(out, "kernel"))
+    assert {r["landmark_seed"] for r in rows} == {r["landmark_seed"] for r in kernel_rows}
 
 
 def test_eta_value(out, files):
