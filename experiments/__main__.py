@@ -1,6 +1,7 @@
 """``python -m experiments``: run the paper's sweeps, draw the figures, write the report.
 
-Sub-commands: ``gmr``, ``kernel``, ``spsd-table``, ``eta``, ``svd`` (one sweep
+Sub-commands: ``gmr``, ``kernel``, ``spsd-table``, ``eta``, ``svd``, ``estimate``
+(error estimates and fixed accuracy), ``cur`` (CUR decompositions) (one sweep
 each, writing ``OUT/<name>/<name>.csv`` and ``run.json``, its figures under
 ``OUT/figures``, and ``OUT/REPORT.md`` over the sweeps found), ``investigate``
 (the studies behind the report's explanations of its disagreements),
@@ -24,12 +25,14 @@ import time
 from pathlib import Path
 
 from . import datasets as ds
-from . import eta, gmr, investigate, kernel, spsd_table, svd
+from . import cur, estimate, eta, gmr, investigate, kernel, spsd_table, svd
 from .runs import ConfigError, write_run
 
-SWEEPS = {m.NAME: m for m in (gmr, kernel, spsd_table, eta, svd, investigate)}
+SWEEPS = {m.NAME: m for m in (gmr, kernel, spsd_table, eta, svd, estimate, cur, investigate)}
 # reproduce runs the sweeps on the same data back to back (the loader caches files)
-ORDER = ("gmr", "svd", "kernel", "spsd-table", "eta", "investigate")
+ORDER = ("gmr", "svd", "estimate", "cur", "kernel", "spsd-table", "eta", "investigate")
+# the sweeps that take --gamma (RBF kernels)
+KERNEL_SWEEPS = ("kernel", "spsd-table", "eta", "estimate", "investigate")
 
 
 class ResultsError(RuntimeError):
@@ -109,6 +112,17 @@ def build_parser():
     p = sub.add_parser("svd", parents=[common, sizes],
                        help="Figure 3 (Section 6.3): single-pass SVDs against (c + r) / k")
     p.add_argument("--k", type=_positive_int, help="target rank k (default 10)")
+    p = sub.add_parser("estimate", parents=[common],
+                       help="sketchlab's error estimates against the true errors, fast_gmr(tol), "
+                       "and what the estimate costs (not a figure of the paper)")
+    p.add_argument("--gamma", type=_positive_float,
+                   help="RBF scale of the kernel cases for files given by path (default: the "
+                   "registry's; files without one get no kernel cases)")
+    p = sub.add_parser("cur", parents=[common],
+                       help="CUR decompositions: every selection and core against c = r "
+                       "(Section 1's application)")
+    p.add_argument("--k", type=_positive_int, help="target rank k (default 10)")
+    p.add_argument("--grid", type=_grid, help="comma-separated values of c = r")
     p = sub.add_parser("investigate", parents=[common],
                        help="the studies behind the report's explanations: the kernel scale "
                        "against Table 6's eta, Table 7's attempts, Practical SP-SVD with c = r")
@@ -151,7 +165,8 @@ def _options(args, name):
     """The sweep-specific options present on ``args`` (None when not given)."""
     keys = {"gmr": ("c", "grid", "storage"), "svd": ("k", "grid", "storage"),
             "kernel": ("k", "grid", "gamma"), "spsd-table": ("k", "grid", "gamma"),
-            "eta": ("k", "gamma"), "investigate": ("gamma", "study")}[name]  # fmt: skip
+            "eta": ("k", "gamma"), "estimate": ("gamma",), "cur": ("k", "grid"),
+            "investigate": ("gamma", "study")}[name]  # fmt: skip
     return {k: getattr(args, k, None) for k in keys if getattr(args, k, None) is not None}
 
 
@@ -264,7 +279,7 @@ def _dispatch(args):
         started = time.perf_counter()
         skipped = []
         for name in ORDER:
-            kernel_sweep = name in ("kernel", "spsd-table", "eta", "investigate")
+            kernel_sweep = name in KERNEL_SWEEPS
             try:
                 run_sweep(name, args, {"gamma": args.gamma} if args.gamma and kernel_sweep else {})
             except ds.NoDataError:

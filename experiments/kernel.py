@@ -19,6 +19,15 @@ the full matrix computed once per data set.  ``d`` (the last column) is the
 number of features.  Errors are exact, against the
 full K, through :class:`RelativeError` (equal to each result's ``error(K)``,
 at O(c^3) instead of O(n^2 c) per method).
+
+Beyond the paper: the same four methods on landmarks chosen by randomly
+pivoted Cholesky (``landmarks="rpcholesky"``) and by ridge leverage scores
+(``"ridge-leverage"``), beside uniform ones (column ``landmarks``; the
+kernel entries and time of the selection are counted in ``n_evaluated``,
+``landmark_entries`` and ``landmark_seconds``), and trace-norm errors
+``||K - C U C^T||_* / ||K||_*`` (column ``trace_error``) beside the
+Frobenius ones, on the kernels small enough for a dense eigendecomposition of
+the error (:func:`trace_norm`).
 """
 
 import math
@@ -26,6 +35,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg as sla
 
 from . import datasets as ds
 from .analysis import group
@@ -34,9 +44,11 @@ from .runs import ConfigError, derive_seed, progress
 NAME = "kernel"
 DEFAULT_DATASETS = ds.KERNEL_DATASETS
 METHODS = ("nystrom", "fast_spsd", "faster_spsd", "optimal")
+LANDMARK_KINDS = ("uniform", "rpcholesky", "ridge-leverage")
 COLUMNS = (
     "dataset", "n", "gamma", "k", "c", "method", "a", "s", "rep", "seed",
-    "landmark_seed", "error", "n_evaluated", "seconds", "d",
+    "landmark_seed", "error", "n_evaluated", "seconds", "d", "landmarks", "landmark_entries",
+    "landmark_seconds", "trace_error",
 )  # fmt: skip
 # Data with at most this many entries is densified for the kernel (BLAS distances).
 _DENSE_ENTRIES = 50_000_000
@@ -49,6 +61,15 @@ class KernelConfig:
     ``gamma`` overrides the registry's sigma (needed for a file given by
     path); ``fast_options`` are keyword arguments of ``sketchlab.fast_spsd``
     selecting its variant, as (name, value) pairs.
+
+    Besides Figure 2's protocol (uniform landmarks, c = 2k, every a of
+    ``grid``), the landmark comparison runs the four methods with each kind of
+    ``landmark_kinds`` at c = 2k and at each c of ``extra_c``, at the a values
+    of ``landmark_grid``, on the first ``compare_reps`` repetitions (None:
+    all).  Trace-norm errors are computed on the first ``trace_reps``
+    repetitions, for Nystrom, the optimal core and the a values of
+    ``trace_grid``, on kernels of order at most ``trace_max_n`` (None: all;
+    each costs a dense n x n eigendecomposition).
     """
 
     datasets: tuple = ()
@@ -58,6 +79,13 @@ class KernelConfig:
     grid: tuple = tuple(range(3, 17))
     gamma: float | None = None
     fast_options: tuple = ()
+    landmark_kinds: tuple = LANDMARK_KINDS
+    extra_c: tuple = ()
+    landmark_grid: tuple = (10,)
+    compare_reps: int | None = None
+    trace_grid: tuple = (10,)
+    trace_reps: int = 2
+    trace_max_n: int | None = 2000
 
     @property
     def c(self):
@@ -65,8 +93,11 @@ class KernelConfig:
 
     @classmethod
     def quick(cls, **kwargs):
-        """Reduced grid and repetitions (``--quick``)."""
-        return cls(**{"reps": 3, "grid": (3, 6, 10, 16), **kwargs})
+        """Reduced grid and repetitions (``--quick``): the landmark comparison on
+        two repetitions, trace norms on one, for kernels of order <= 1000."""
+        base = {"reps": 3, "grid": (3, 6, 10, 16), "compare_reps": 2, "trace_reps": 1,
+                "trace_max_n": 1000}  # fmt: skip
+        return cls(**{**base, **kwargs})
 
 
 def make_config(datasets, *, quick=False, reps=None, seed=0, k=None, grid=None, gamma=None):
@@ -150,6 +181,25 @@ class RelativeError:
         return math.sqrt(max(sq, 0.0) / self.norm2)
 
 
+def trace_norm(K, C, U):
+    """``||K - C U C^T||_*``, the trace norm (sum of the absolute eigenvalues), exactly:
+    a dense eigvalsh of the n x n error, O(n^3), on one BLAS thread (OpenBLAS threads
+    on a busy machine made it 50x slower).
+
+    Nystrom's error ``K - C W^+ C^T`` is a Schur complement, PSD, so its trace
+    norm is its trace, ``tr(K) - tr(C U C^T)``; the other cores' errors are
+    indefinite (``K - P K P`` for the optimal core, P the projection onto
+    range(C), has negative eigenvalues wherever P K (I - P) is not 0), and
+    their trace is below their trace norm: it needs the eigenvalues.
+    """
+    from threadpoolctl import threadpool_limits
+
+    E = np.asarray(K, dtype=np.float64) - C @ U @ C.T
+    E = (E + E.T) / 2  # symmetric to rounding; eigvalsh reads one triangle
+    with threadpool_limits(1):
+        return float(np.abs(sla.eigvalsh(E, check_finite=False)).sum())
+
+
 def approximate(method, oracle, K_full, c, s, cols, seed, fast_options=()):
     """One SPSD approximation of the sweep (``s`` and ``seed`` unused by Nystrom, optimal)."""
     import sketchlab
@@ -163,52 +213,118 @@ def approximate(method, oracle, K_full, c, s, cols, seed, fast_options=()):
     return sketchlab.faster_spsd(oracle, c, s, columns=cols, rng=seed)
 
 
+def _settings(config, n):
+    """(landmark kind, c, plan) of a repetition: Figure 2's protocol first, then the
+    landmark comparison; a plan is a list of (method, a) (a NaN: no s)."""
+    fixed = [("nystrom", math.nan), ("optimal", math.nan)]
+    figure = fixed + [(m, int(a)) for a in config.grid for m in ("fast_spsd", "faster_spsd")]
+    compare = fixed + [(m, int(a)) for a in config.landmark_grid
+                       for m in ("fast_spsd", "faster_spsd")]  # fmt: skip
+    out = [("uniform", config.c, figure)]
+    for c in dict.fromkeys((config.c, *config.extra_c)):
+        for kind in config.landmark_kinds:
+            if (kind, c) != ("uniform", config.c) and c <= n:
+                out.append((kind, c, compare))
+    return out
+
+
+def figure_rows(rows):
+    """The rows of Figure 2's protocol: uniform landmarks, c = 2k (all rows of a
+    CSV written before the landmark comparison existed)."""
+    return [r for r in rows if _kind(r) == "uniform" and r["c"] == 2 * r["k"]]
+
+
+def _kind(row):
+    kind = row.get("landmarks", "uniform")
+    return "uniform" if kind is None or (isinstance(kind, float) and math.isnan(kind)) else kind
+
+
 def run(config, *, show_progress=True):
-    """Run the sweep; one row per (data set, repetition, method, a).
+    """Run the sweep; one row per (data set, repetition, landmark kind, c, method, a).
 
     Nystrom and optimal rows have no ``a``, ``s`` or ``seed`` (empty in the
-    CSV).  The landmarks of a repetition are ``landmarks(n, c, landmark_seed)``.
+    CSV).  Uniform landmarks of a repetition are ``landmarks(n, c,
+    landmark_seed)``; the other kinds are drawn by ``sketchlab.nystrom(oracle,
+    c, landmarks=kind, rng=landmark_seed)``, whose kernel entries beyond C
+    (``landmark_entries``) and time (``landmark_seconds``) every method of
+    the repetition pays: ``n_evaluated`` includes them.  ``error`` is
+    ``||K - C U C^T||_F / ||K||_F``, ``trace_error`` ``||K - C U C^T||_* /
+    ||K||_*`` (:func:`trace_norm`; ``||K||_* = tr(K)``, K being PSD; empty where
+    not computed).
     """
-    import sketchlab
-
-    plan = [("nystrom", math.nan), ("optimal", math.nan)]
-    plan += [(m, int(a)) for a in config.grid for m in ("fast_spsd", "faster_spsd")]
     rows = []
     for spec in config.datasets:
         data, gamma = kernel_data(spec, config.gamma)
         X = kernel_input(data.X)
         name, n = data.dataset.name, X.shape[0]
         K = kernel_matrix(X, gamma)
-        bar = progress(total=config.reps * len(plan), desc=f"kernel {name}", enabled=show_progress)
+        traces = config.trace_reps and (config.trace_max_n is None or n <= config.trace_max_n)
+        settings = _settings(config, n)
+        total = sum(len(plan) * (config.reps if i == 0 else _compare_reps(config))
+                    for i, (_, _, plan) in enumerate(settings))  # fmt: skip
+        bar = progress(total=total, desc=f"kernel {name}", enabled=show_progress)
         with bar:
             for rep in range(config.reps):
-                lm_seed = derive_seed(config.seed, name, rep, "landmarks")
-                cols = landmarks(n, config.c, lm_seed)
-                err = RelativeError(K, K[:, cols])
-                oracle = sketchlab.RBFKernel(X, gamma)
-                for method, a in plan:
-                    swept = math.isfinite(a)
-                    s = a * config.c if swept else math.nan
-                    seed = derive_seed(config.seed, name, rep, method, a) if swept else math.nan
-                    t0 = time.perf_counter()
-                    result = approximate(method, oracle, K, config.c, s, cols, seed,
-                                         config.fast_options)  # fmt: skip
-                    seconds = time.perf_counter() - t0
-                    assert np.array_equal(result.columns, cols)
-                    rows.append({
-                        "dataset": name, "n": n, "gamma": gamma, "k": config.k, "c": config.c,
-                        "method": method, "a": a, "s": s, "rep": rep, "seed": seed,
-                        "landmark_seed": lm_seed, "error": err(result.U),
-                        "n_evaluated": result.n_evaluated, "seconds": seconds, "d": X.shape[1],
-                    })  # fmt: skip
-                    bar.update()
+                for i, (kind, c, plan) in enumerate(settings):
+                    if i > 0 and rep >= _compare_reps(config):
+                        continue
+                    rows += _repetition(config, K, X, gamma, name, rep, kind, c, plan, traces, bar)
+    return rows
+
+
+def _compare_reps(config):
+    return config.reps if config.compare_reps is None else min(config.reps, config.compare_reps)
+
+
+def _repetition(config, K, X, gamma, name, rep, kind, c, plan, traces, bar):
+    """The rows of one repetition of one (landmark kind, c): the methods of ``plan``."""
+    import sketchlab
+
+    n = K.shape[0]
+    figure = (kind, c) == ("uniform", config.c)
+    lm_seed = derive_seed(config.seed, name, rep, "landmarks", *(() if figure else (kind, c)))
+    extra, lm_seconds = 0, 0.0
+    if kind == "uniform":
+        cols = landmarks(n, c, lm_seed)
+    else:
+        t0 = time.perf_counter()
+        chosen = sketchlab.nystrom(sketchlab.RBFKernel(X, gamma), c, landmarks=kind, rng=lm_seed)
+        lm_seconds = time.perf_counter() - t0
+        cols, extra = chosen.columns, chosen.n_evaluated - n * c
+    err = RelativeError(K, K[:, cols])
+    oracle = sketchlab.RBFKernel(X, gamma)
+    rows = []
+    for method, a in plan:
+        swept = math.isfinite(a)
+        s = a * c if swept else math.nan
+        if swept and s > n:  # S has at most n rows
+            bar.update()
+            continue
+        keys = (method, a) if figure else (method, a, kind, c)
+        seed = derive_seed(config.seed, name, rep, *keys) if swept else math.nan
+        t0 = time.perf_counter()
+        result = approximate(method, oracle, K, c, s, cols, seed, config.fast_options)
+        seconds = time.perf_counter() - t0
+        assert np.array_equal(result.columns, cols)
+        trace = math.nan
+        if traces and rep < config.trace_reps and (not swept or a in config.trace_grid):
+            trace = trace_norm(K, K[:, cols], result.U) / float(np.trace(K))
+        rows.append({
+            "dataset": name, "n": n, "gamma": gamma, "k": config.k, "c": c,
+            "method": method, "a": a, "s": s, "rep": rep, "seed": seed,
+            "landmark_seed": lm_seed, "error": err(result.U),
+            "n_evaluated": result.n_evaluated + extra, "seconds": seconds, "d": X.shape[1],
+            "landmarks": kind, "landmark_entries": extra, "landmark_seconds": lm_seconds,
+            "trace_error": trace,
+        })  # fmt: skip
+        bar.update()
     return rows
 
 
 def summary(rows):
     """Per data set: mean errors at a = 10 (or the largest a run) of the four methods."""
     lines = []
-    for (name,), sub in group(rows, "dataset").items():
+    for (name,), sub in group(figure_rows(rows), "dataset").items():
         swept = sorted({r["a"] for r in sub if math.isfinite(r["a"])})
         at = 10 if 10 in swept else swept[-1]
         parts = []

@@ -21,7 +21,7 @@ from . import paper
 from .analysis import curve, fit_power_law, group
 from .runs import read_run
 
-SWEEP_NAMES = ("gmr", "kernel", "spsd-table", "eta", "svd", "investigate")
+SWEEP_NAMES = ("gmr", "kernel", "spsd-table", "eta", "svd", "estimate", "cur", "investigate")
 # the paper's numbers: black crosses, drawn over the axes' edges too
 PAPER = {"color": "black", "marker": "X", "ms": 8, "ls": "none", "clip_on": False, "zorder": 5}
 
@@ -184,7 +184,56 @@ def draw_eta(ax, rows):
     ax.legend(fontsize=8, loc="upper center", ncol=2)
 
 
-DRAW = {"gmr": draw_gmr, "kernel": draw_kernel, "spsd-table": draw_spsd_table, "svd": draw_svd}
+DATASET_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
+
+
+def draw_estimate(ax, rows):
+    """One algorithm's cases: estimated against true error, the interval as a bar."""
+    per_set = group(rows, "dataset")
+    lo, hi = math.inf, 0.0
+    for i, ((name,), sub) in enumerate(per_set.items()):
+        true = np.array([r["true_error"] for r in sub])
+        value = np.array([r["value"] for r in sub])
+        low = np.array([r["low"] for r in sub])
+        high = np.array([r["high"] for r in sub])
+        covered = np.mean([bool(r["covered"]) for r in sub])
+        ax.errorbar(true, value, yerr=[value - low, high - value], fmt="o", ms=2.5, lw=0.6,
+                    alpha=0.6, color=DATASET_COLORS[i % len(DATASET_COLORS)],
+                    label=f"{title(name)} ({100 * covered:.0f}% of {len(sub)} covered)")
+        lo, hi = min(lo, true.min(), low.min()), max(hi, true.max(), high.max())
+    if math.isfinite(lo) and lo > 0:
+        line = [lo / 1.2, hi * 1.2]
+        ax.plot(line, line, "-", color="black", lw=0.8, label="estimate = truth")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.xaxis.set_minor_formatter("")  # a narrow log range labels its minor ticks: they collide
+    ax.set_xlabel("true error ||A - A_hat||_F")
+    ax.set_ylabel("estimate, interval [low, high]")
+    ax.set_title(f"{rows[0]['algorithm']}: {len(rows)} cases", fontsize=9)
+    ax.legend(fontsize=6)
+
+
+CUR_STYLE = {"fast": "-", "exact": "--", "cross": ":"}
+CUR_COLORS = dict(zip(("uniform", "leverage", "approx-leverage", "deim", "pivoted-qr"),
+                      DATASET_COLORS))  # fmt: skip
+
+
+def draw_cur(ax, rows):
+    """One data set: CUR error ratio against c = r, each selection (color) x core (line)."""
+    for (select, core), sub in group(rows, "select", "core").items():
+        cv = curve(sub, "c", "error_ratio")
+        ax.plot(cv["x"], cv["mean"], CUR_STYLE.get(core, "-"), marker="o", ms=3, lw=1.2,
+                color=CUR_COLORS.get(select, "gray"), label=f"{select}, {core} core")
+    ax.set_yscale("log")
+    ax.set_xlabel("c = r (columns and rows kept)")
+    ax.set_ylabel("||A - C U R||_F / ||A - A_k||_F")
+    r0 = rows[0]
+    ax.set_title(f"{title(r0['dataset'])}\nm = {r0['m']}, n = {r0['n']}, k = {r0['k']}",
+                 fontsize=9)  # fmt: skip
+
+
+DRAW = {"gmr": draw_gmr, "kernel": draw_kernel, "spsd-table": draw_spsd_table, "svd": draw_svd,
+        "cur": draw_cur}
 
 
 def _save(fig, path):
@@ -223,6 +272,16 @@ def plot_sweep(name, rows, folder):
         return [_save(fig, folder / "eta.png")]
     if name == "investigate":
         return plot_investigate(rows, folder)
+    if name == "estimate":
+        return plot_estimate(rows, folder)
+    if name == "cur":
+        rows = [r for r in rows if r["part"] == "sweep"]
+    extra = []
+    if name == "kernel":
+        from .kernel import figure_rows
+
+        extra = plot_landmarks(rows, folder)
+        rows = figure_rows(rows)
     draw = DRAW[name]
     per_set = group(rows, "dataset")
     written = []
@@ -241,7 +300,59 @@ def plot_sweep(name, rows, folder):
         draw(ax, sub)
         ax.legend(fontsize=7)
         written.append(_save(fig, folder / name / f"{_safe(dataset)}.png"))
-    return written
+    return written + extra
+
+
+LANDMARK_COLORS = {"uniform": "tab:gray", "rpcholesky": "tab:blue", "ridge-leverage": "tab:green"}
+
+
+def draw_landmarks(ax, rows, at=10):
+    """One data set: mean Frobenius error of each method (sketched ones at a = ``at``)
+    for each landmark kind at c = 2k, as grouped bars."""
+    methods = [m for m in KERNEL_STYLE if any(r["method"] == m for r in rows)]
+    kinds = [k for k in LANDMARK_COLORS if any(r["landmarks"] == k for r in rows)]
+    width = 0.8 / max(len(kinds), 1)
+    for i, kind in enumerate(kinds):
+        means = []
+        for m in methods:
+            vals = [r["error"] for r in rows if r["landmarks"] == kind and r["method"] == m
+                    and (not math.isfinite(r["a"]) or r["a"] == at)]  # fmt: skip
+            means.append(np.mean(vals) if vals else np.nan)
+        ax.bar(np.arange(len(methods)) + (i - (len(kinds) - 1) / 2) * width, means, width,
+               color=LANDMARK_COLORS[kind], label=f"{kind} landmarks")  # fmt: skip
+    ax.set_xticks(np.arange(len(methods)))
+    ax.set_xticklabels([KERNEL_STYLE[m][0].replace(" (", "\n(") for m in methods], fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel(f"||K - C U C^T||_F / ||K||_F (s = {at} c)")
+    ax.set_title(f"{_kernel_title(rows[0])}, c = {rows[0]['c']}", fontsize=9)
+
+
+def plot_landmarks(rows, folder):
+    """``kernel-landmarks.png``: the landmark kinds at c = 2k, one panel per data set."""
+    plt = _pyplot()
+    rows = [r for r in rows if isinstance(r.get("landmarks"), str) and r["c"] == 2 * r["k"]]
+    if not any(r["landmarks"] != "uniform" for r in rows):
+        return []
+    per_set = group(rows, "dataset")
+    fig, axes = _panels(plt, len(per_set))
+    for ax, ((_,), sub) in zip(axes, per_set.items()):
+        draw_landmarks(ax, sub)
+    _legend(fig, axes)
+    fig.tight_layout()
+    return [_save(fig, Path(folder) / "kernel-landmarks.png")]
+
+
+def plot_estimate(rows, folder):
+    """``estimate.png``: one panel per algorithm, estimate against truth, every case."""
+    plt = _pyplot()
+    per_alg = group([r for r in rows if r["part"] == "estimate"], "algorithm")
+    if not per_alg:
+        return []
+    fig, axes = _panels(plt, len(per_alg))
+    for ax, ((_,), sub) in zip(axes, per_alg.items()):
+        draw_estimate(ax, sub)
+    fig.tight_layout()
+    return [_save(fig, Path(folder) / "estimate.png")]
 
 
 def draw_runs(ax, rows):

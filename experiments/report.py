@@ -33,8 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
+from . import cur as cur_sweep
 from . import datasets as ds
+from . import estimate as est
 from . import investigate as inv
+from . import kernel as kernel_sweep
 from . import paper
 from .analysis import band, curve, fit_power_law, fit_two_terms, group
 from .runs import read_run
@@ -275,7 +278,8 @@ def section_gmr(out, rows, verdicts):
     return lines + _figure(out, "gmr")
 
 
-def section_kernel(out, rows, verdicts):
+def section_kernel(out, all_rows, verdicts):
+    rows = kernel_sweep.figure_rows(all_rows)
     res = analyse_kernel(rows)
     lines = [
         "## SPSD kernel approximation (Figure 2, Section 6.2)", "",
@@ -315,7 +319,67 @@ def section_kernel(out, rows, verdicts):
         lines += ["", text + " (within 10%)."]
         verdicts.append(Verdict("madelon", "madelon", text, ok,
                                 "Section 6.2's madelon numbers"))  # fmt: skip
-    return lines + [""] + _figure(out, "kernel")
+    lines += [""] + _figure(out, "kernel")
+    return lines + _landmark_lines(out, all_rows)
+
+
+def analyse_landmarks(rows, at=10):
+    """{data set: {(landmark kind, c): {method: means}}} over the rows of the landmark
+    comparison and the uniform c = 2k rows (the sketched methods at a = ``at``)."""
+    out = {}
+    for (name, kind, c, method), sub in group(
+            rows, "dataset", "landmarks", "c", "method").items():  # fmt: skip
+        sub = [r for r in sub if not math.isfinite(r["a"]) or r["a"] == at]
+        if not sub:
+            continue
+        traces = [r["trace_error"] for r in sub if math.isfinite(r.get("trace_error", math.nan))]
+        out.setdefault(name, {}).setdefault((kind, c), {})[method] = {
+            "error": band([r["error"] for r in sub])[0],
+            "trace": float(np.mean(traces)) if traces else math.nan,
+            "trace_runs": len(traces), "runs": len(sub),
+            "entries": float(np.mean([r["n_evaluated"] for r in sub])),
+            "seconds": float(np.mean([r["seconds"] + r["landmark_seconds"] for r in sub])),
+        }  # fmt: skip
+    return out
+
+
+def _landmark_lines(out, rows):
+    if not any(r.get("landmarks", "uniform") not in ("uniform", None) and
+               isinstance(r.get("landmarks"), str) for r in rows):  # fmt: skip
+        return [""]
+    res = analyse_landmarks(rows)
+    k = rows[0]["k"]
+    lines = [
+        "", "### Landmark kinds (beyond the paper)", "",
+        f"The four methods on c landmark columns (k = {k:g}) drawn uniformly (Figure 2's "
+        "protocol), by randomly pivoted Cholesky (`landmarks=\"rpcholesky\"`, Chen, Epperly, "
+        "Tropp and Webber) and by ridge leverage scores (`\"ridge-leverage\"`); the sketched "
+        "methods at s = 10 c. Each cell: mean Frobenius error ||K - C U C^T||_F / ||K||_F, then "
+        "the mean trace-norm error ||K - C U C^T||_* / ||K||_* where computed (dense "
+        "eigendecomposition of the error: small kernels, first repetitions). Nystrom's error "
+        "is PSD (a Schur complement), so its trace norm is its trace; the other cores' errors "
+        "are indefinite, and their trace norms count the negative eigenvalues too. Entries of "
+        "K read include those the landmark selection read.", "",
+    ]  # fmt: skip
+    methods = [m for m in ("nystrom", "fast_spsd", "faster_spsd", "optimal")]
+    for name, settings in res.items():
+        body = []
+        for (kind, c), cells in sorted(settings.items(), key=lambda t: (t[0][1], t[0][0])):
+            row = [kind, f"{c:g}"]
+            for m in methods:
+                cell = cells.get(m)
+                if cell is None:
+                    row.append("n/a")
+                    continue
+                trace = "" if not cell["trace_runs"] else f" / {cell['trace']:.3f}"
+                row.append(f"{cell['error']:.3f}{trace}")
+            entries = cells.get("faster_spsd", cells.get("nystrom", {})).get("entries", math.nan)
+            row.append(_fmt(entries, ".3g"))
+            body.append(row)
+        lines += [f"#### {_name(name)}", ""]
+        lines += _table(["landmarks", "c", *[f"{m} (Frobenius / trace)" for m in methods],
+                         "entries of K read (faster SPSD)"], body) + [""]  # fmt: skip
+    return lines + _figure(out, "kernel-landmarks")
 
 
 def section_spsd_table(out, rows, verdicts):
@@ -433,6 +497,188 @@ def section_svd(out, rows, verdicts):
     return lines + _figure(out, "svd")
 
 
+def _pct(value):
+    return f"{_fmt(100 * value, '.0f')}%"
+
+
+def section_estimate(out, rows, verdicts):
+    res = est.analyse(rows)
+    lines = [
+        "## Error estimates and fixed accuracy (sketchlab's targets, not the paper's)", "",
+        "`estimate_error=True` returns an `ErrorEstimate` of ||A - A_hat||_F for the answer "
+        "returned, with an interval [low, high] meant to hold the true error about 90% of the "
+        "time. Each case is one (algorithm, data set, sketch size, seed), its true error "
+        "computed exactly: fast_gmr (Algorithm 1) on the gmr sweep's problems (c = r = "
+        f"{est.EstimateConfig.c}, s = a c), the single-pass SVDs at the svd sweep's sizes "
+        "(rank-k output), faster SPSD (Algorithm 2, c = 2k uniform landmarks, s = a c) and "
+        "Nystrom (c landmarks) on the RBF kernels. Targets: the interval holds the true error "
+        f"in >= {100 * est.COVERAGE_TARGET:.0f}% of >= {est.CASES_TARGET} cases per algorithm, "
+        f"and the median of |value / true - 1| is <= {est.ACCURACY_TARGET:g} (with fewer cases, "
+        "a `--quick` run, the numbers are shown and not judged). The answer is the same with "
+        "and without the estimate (its probes are drawn after everything else): column "
+        "'same answer'.", "",
+    ]  # fmt: skip
+    header = ["algorithm", "cases", "coverage (per data set)", "median abs(value/true - 1)",
+              "same answer", "time with / without (median of single runs)",
+              f"coverage >= {100 * est.COVERAGE_TARGET:.0f}%",
+              f"accuracy <= {est.ACCURACY_TARGET:g}"]  # fmt: skip
+    body = []
+    for alg, item in res.items():
+        per_set = ", ".join(f"{n} {_pct(v['coverage'])} of {v['cases']}"
+                            for n, v in item["per_set"].items())  # fmt: skip
+        body.append([alg, item["cases"], f"{_pct(item['coverage'])} ({per_set})",
+                     _fmt(item["accuracy"], ".3f"), "yes" if item["same"] else "**no**",
+                     f"{_fmt(item['cost'][0], '.2f')}x", mark(item["coverage_ok"]),
+                     mark(item["accuracy_ok"])])  # fmt: skip
+        for key, what, value in (("coverage_ok", "interval coverage", _pct(item["coverage"])),
+                                 ("accuracy_ok", "median abs(value/true - 1)",
+                                  _fmt(item["accuracy"], ".3f"))):  # fmt: skip
+            verdicts.append(Verdict(
+                f"estimate_{key}", alg, f"error estimate of {alg}, {what}: {value} over "
+                f"{item['cases']} cases -> {mark(item[key])}", item[key],
+                f"sketchlab's error estimate ({what}) of {alg}"))  # fmt: skip
+    lines += _table(header, body)
+    cost = est.analyse_cost(rows)
+    if cost:
+        lines += ["", "### The cost of the estimate", "",
+                  "The same call with and without `estimate_error=True`, timed in alternation "
+                  "(after a warm-up), median of each: fast_gmr on the problem above at a = "
+                  f"{cost[0]['a'] if math.isfinite(cost[0]['a']) else '?'}, fast_sp_svd(A, k) "
+                  "at the library's default sizes and sketches. Targets: at most "
+                  f"+{100 * (est.GMR_COST_TARGET - 1):.0f}% for fast_gmr, "
+                  f"+{100 * (est.SVD_COST_TARGET - 1):.0f}% for fast_sp_svd.", ""]  # fmt: skip
+        body = []
+        for c in cost:
+            sizes = (f"a = {c['a']:g}, s = {c['s_c']:g} x {c['s_r']:g}"
+                     if c["algorithm"] == "fast_gmr" else f"k = {c['k']:g}, default sizes")
+            body.append([_name(c["dataset"]), c["algorithm"], sizes, c["pairs"],
+                         f"{c['without'] * 1e3:.1f}", f"{c['with'] * 1e3:.1f}",
+                         f"{100 * (c['ratio'] - 1):+.1f}%", mark(c["ok"])])  # fmt: skip
+            if c["ok"] is not None:
+                verdicts.append(Verdict(
+                    "estimate_cost", c["dataset"], f"cost of the estimate of {c['algorithm']} on "
+                    f"{c['dataset']}: {100 * (c['ratio'] - 1):+.1f}% (target <= "
+                    f"+{100 * (c['target'] - 1):.0f}%) -> {mark(c['ok'])}", c["ok"],
+                    f"sketchlab's estimate cost for {c['algorithm']} on {c['dataset']}"))
+        lines += _table(["data set", "algorithm", "sizes", "pairs", "without (ms)", "with (ms)",
+                         "added", "verdict"], body)  # fmt: skip
+    tol = est.analyse_gmr_tol(rows)
+    if tol:
+        lines += ["", "### fast_gmr(tol=t)", "",
+                  "`fast_gmr(A, C, R, tol=t)` chooses its sketch size; on the problems above, "
+                  "over the seeds: the fraction of runs whose true error ratio is <= t (target "
+                  f">= {100 * est.TOL_SUCCESS_TARGET:.0f}%), and its time against a fixed-size "
+                  "call at a*, the smallest a of the grid whose mean error ratio (the cases "
+                  f"above) is within t, timed right after it (target <= {est.TOL_TIME_TARGET:g}x,"
+                  " median over seeds).", ""]  # fmt: skip
+        body = []
+        for t in tol:
+            body.append([_name(t["dataset"]), f"{t['tol']:g}", t["runs"], _pct(t["success"]),
+                         f"{_fmt(t['median'], '.4f')} / {_fmt(t['max'], '.4f')}",
+                         "none" if t["a_fixed"] is None else
+                         f"{t['a_fixed']} ({_fmt(t['mean_at_a'], '.4f')})",
+                         f"{_fmt(t['time_ratio'], '.2f')}x", _pct(t["coverage"]),
+                         mark(t["success_ok"]), mark(t["time_ok"])])  # fmt: skip
+            where = f"{t['dataset']}, t = {t['tol']:g}"
+            verdicts.append(Verdict(
+                "tol_success", t["dataset"], f"fast_gmr(tol) on {where}: true error ratio <= t "
+                f"in {_pct(t['success'])} of {t['runs']} runs -> {mark(t['success_ok'])}",
+                t["success_ok"], f"sketchlab's fast_gmr(tol) accuracy on {where}"))
+            verdicts.append(Verdict(
+                "tol_time", t["dataset"], f"fast_gmr(tol) on {where}: "
+                f"{_fmt(t['time_ratio'], '.2f')}x the fixed size a* = {t['a_fixed']} -> "
+                f"{mark(t['time_ok'])}", t["time_ok"],
+                f"sketchlab's fast_gmr(tol) time on {where}"))  # fmt: skip
+        lines += _table(["data set", "t", "runs", "error ratio <= t", "error ratio median / max",
+                         "a* (its mean error ratio)", "time / fixed a*", "interval coverage",
+                         "accuracy verdict", "time verdict"], body)  # fmt: skip
+    svd_tol = est.analyse_svd_tol(rows)
+    if svd_tol:
+        lines += ["", "### Single-pass SVDs with tol=t (information)", "",
+                  "`fast_sp_svd(A, k, tol=t)` and its peers return the smallest rank whose "
+                  "estimated relative error ||A - A_hat||_F / ||A||_F is <= t (the whole sketch "
+                  f"rank, 2k = {2 * est.EstimateConfig.svd_tol_k}, with a warning when none "
+                  "is). t is the relative error of the best rank-q approximation (rounded up); "
+                  "the best rank is the smallest q reaching t.", ""]  # fmt: skip
+        body = [[_name(t["dataset"]), t["algorithm"], f"{t['tol']:g}", t["runs"],
+                 t["best_rank"], f"{t['rank_median']:g} ({t['rank_min']}-{t['rank_max']})",
+                 f"{_fmt(t['rel_median'], '.4f')} / {_fmt(t['rel_max'], '.4f')}",
+                 _pct(t["success"])] for t in svd_tol]  # fmt: skip
+        lines += _table(["data set", "algorithm", "t", "runs", "best rank", "rank chosen "
+                         "(median, range)", "true relative error median / max",
+                         "true relative error <= t"], body)  # fmt: skip
+    return lines + [""] + _figure(out, "estimate")
+
+
+def section_cur(out, rows, verdicts):
+    res = cur_sweep.analyse(rows)
+    sweep = [r for r in rows if r["part"] == "sweep"]
+    k = sweep[0]["k"] if sweep else rows[0]["k"]
+    lines = [
+        "## CUR decomposition (sketchlab's targets; the paper's Section 1 application)", "",
+        f"`sketchlab.cur(A, c, k={k:g}, select=..., core=...)` with c = r columns and rows of A "
+        "chosen by each selection (uniform; exact rank-k leverage scores; approximate, "
+        "sketched ones; DEIM; pivoted QR) and each core U (\"fast\": Fast GMR, Algorithm 1, "
+        "with s = 10 c; \"exact\": C^+ A R^+; \"cross\": A[rows, columns]^+). The three "
+        "cores of one (selection, c, seed) share its columns and rows. Error ratio "
+        "||A - C U R||_F / ||A - A_k||_F (exact; 1 is the best rank-k error, which a CUR with "
+        "c > k columns can beat), mean over seeds, and mean seconds of the `cur` call.", "",
+    ]  # fmt: skip
+    for name, combos in res.items():
+        cs = sorted({c for cells in combos.values() for c in cells})
+        body = []
+        for (select, core), cells in combos.items():
+            body.append([select, core, *[
+                "n/a" if c not in cells else f"{cells[c][0]:.3f} ({cells[c][1]:.2g} s)"
+                for c in cs]])  # fmt: skip
+        lines += [f"### {_name(name)}", ""]
+        lines += _table(["selection", "core", *[f"c = r = {c:g}" for c in cs]], body) + [""]
+        skipped = [s for s in cur_sweep.SELECTIONS if not any(s == sel for sel, _ in combos)]
+        if skipped:
+            lines += [f"Not run on {name}: {', '.join(skipped)} (exact leverage scores of a "
+                      "dense matrix this large take two dense SVDs per call).", ""]  # fmt: skip
+    claims = cur_sweep.analyse_claims(rows)
+    if claims:
+        lines += [
+            "### The two CUR targets", "",
+            "On the claims' data set, with k = 10 and c = r = 100: (1) on the columns and rows "
+            "of an approx-leverage selection, the fast core (`fast_gmr`, s = 10 c) is >= "
+            f"{cur_sweep.CORE_SPEEDUP:g}x faster than the exact core (`gmr`, C^+ A R^+) with an "
+            f"error within {100 * cur_sweep.CORE_ERROR:g}% of it; (2) approx-leverage selection is "
+            f">= {cur_sweep.SELECT_SPEEDUP:g}x faster than exact leverage scores (each timed as "
+            "`cur(..., core=\"cross\")`, the selection and a c x r pseudo-inverse) with an error "
+            f"(exact core on each selection) at most {cur_sweep.SELECT_ERROR:g}x. Times: median "
+            "of repeated runs after a warm-up; ratios: median over seeds.", "",
+        ]  # fmt: skip
+        body = []
+        for c in claims:
+            where = f"{c['dataset']}, c = r = {c['c']:g}, k = {c['k']:g}"
+            if "core_speedup" in c:
+                body.append([_name(c["dataset"]), "fast core vs exact core",
+                             f"{c['core_fast_s'] * 1e3:.1f} / {c['core_exact_s'] * 1e3:.1f} ms",
+                             f"{c['core_speedup']:.1f}x", f"{100 * c['core_error']:+.2f}%",
+                             c["reps"], mark(c["core_ok"])])  # fmt: skip
+                verdicts.append(Verdict(
+                    "cur_core", c["dataset"], f"CUR fast core on {where}: "
+                    f"{c['core_speedup']:.1f}x faster than the exact core, error "
+                    f"{100 * c['core_error']:+.2f}% -> {mark(c['core_ok'])}", c["core_ok"],
+                    f"sketchlab's CUR fast core on {c['dataset']}"))  # fmt: skip
+            if "select_speedup" in c:
+                body.append([_name(c["dataset"]), "approx-leverage vs leverage selection",
+                             f"{c['select_approx_s'] * 1e3:.1f} / "
+                             f"{c['select_exact_s'] * 1e3:.1f} ms",
+                             f"{c['select_speedup']:.1f}x", f"{c['select_error']:.3f}x",
+                             c["reps"], mark(c["select_ok"])])  # fmt: skip
+                verdicts.append(Verdict(
+                    "cur_select", c["dataset"], f"CUR approx-leverage selection on {where}: "
+                    f"{c['select_speedup']:.1f}x faster than exact leverage, error "
+                    f"{c['select_error']:.3f}x -> {mark(c['select_ok'])}", c["select_ok"],
+                    f"sketchlab's approx-leverage CUR selection on {c['dataset']}"))
+        lines += _table(["data set", "comparison", "time (fast / slow)", "speed-up",
+                         "error (fast vs slow)", "seeds", "verdict"], body)  # fmt: skip
+    return lines + [""] + _figure(out, "cur")
+
+
 # ---------------------------------------------------------------------------
 # Analyses of the investigate sweep (experiments.investigate)
 # ---------------------------------------------------------------------------
@@ -506,7 +752,8 @@ def analyse_conditioning(rows):
 
 
 def _rows_of(runs, name):
-    return runs[name][0] if name in runs else []
+    rows = runs[name][0] if name in runs else []
+    return kernel_sweep.figure_rows(rows) if name == "kernel" else rows
 
 
 def explain_gmr_rate(v, runs):
@@ -978,6 +1225,8 @@ SECTIONS = {
     "spsd-table": section_spsd_table,
     "eta": section_eta,
     "svd": section_svd,
+    "estimate": section_estimate,
+    "cur": section_cur,
 }
 TITLES = {
     "gmr": "Fast GMR error ratio (Figure 1)",
@@ -985,6 +1234,8 @@ TITLES = {
     "spsd-table": "Table 7: the fast SPSD baseline",
     "eta": "Table 6: eta",
     "svd": "Single-pass SVD (Figure 3)",
+    "estimate": "Error estimates and fixed accuracy",
+    "cur": "CUR decomposition",
 }
 
 
@@ -1001,7 +1252,8 @@ def _data_section(runs):
         missing.update(record.get("missing", []))
         replaced.update(record.get("replaced", {}))
         if name in SECTIONS and name != "eta":  # eta is exact: no repetitions
-            quick = quick or record.get("config", {}).get("reps", 10) < 10
+            full = cur_sweep.CURConfig.reps if name == "cur" else 10
+            quick = quick or record.get("config", {}).get("reps", full) < full
     lines = ["## Data", ""]
     lines += _table(["data set", "shape", "storage", "file"],
                     [[_name(n), " x ".join(map(str, d["shape"])), d["storage"], f"`{d['file']}`"]

@@ -18,7 +18,8 @@ from sklearn.datasets import dump_svmlight_file
 
 import sketchlab
 from experiments import datasets as ds
-from experiments import eta, gmr, investigate, kernel, plotting, report, spsd_table, svd
+from experiments import cur, estimate, eta, gmr, investigate, kernel, plotting, report, spsd_table
+from experiments import svd
 from experiments.__main__ import build_parser, main, show_progress
 from experiments.analysis import fit_two_terms
 from experiments.runs import derive_seed, read_csv
@@ -27,6 +28,7 @@ REPS = 2
 C_GMR = 8
 K_KERNEL = 5  # c = 10
 K_SVD = 4
+K_CUR = 4
 SEED = 7
 
 
@@ -74,6 +76,8 @@ def out(files, tmp_path_factory):
     assert main(["eta", *kern, *common]) == 0
     assert main(["investigate", "--dataset", files["idx"], "--gamma", repr(files["gamma"]),
                  *common]) == 0  # fmt: skip
+    assert main(["estimate", *both, "--gamma", repr(files["gamma"]), *common]) == 0
+    assert main(["cur", *both, "--k", str(K_CUR), "--grid", "10,20", *common]) == 0
     return out
 
 
@@ -150,9 +154,12 @@ def test_run_record(out):
 
 
 def test_kernel_values_match_library(out, files):
-    rows = _rows(out, "kernel")
+    all_rows = _rows(out, "kernel")
     assert _header(out, "kernel") == kernel.COLUMNS
+    rows = kernel.figure_rows(all_rows)
     assert len(rows) == REPS * (2 + 2 * 2)
+    # the landmark comparison: two more kinds, the four methods (a = 10), every repetition
+    assert len(all_rows) - len(rows) == REPS * 2 * 4
     c, n = 2 * K_KERNEL, 520
     K = sketchlab.RBFKernel(files["X_idx"], files["gamma"])
     np.testing.assert_allclose(K.toarray(), files["K_idx"], rtol=1e-10, atol=1e-12)
@@ -171,6 +178,51 @@ def test_kernel_values_match_library(out, files):
             assert r["s"] == r["a"] * c and r["n_evaluated"] == n * c + r["s"] ** 2
         else:
             assert math.isnan(r["a"]) and math.isnan(r["s"])
+
+
+def test_kernel_landmark_kinds_and_trace_norms(out, files):
+    """Landmark rows recomputed from their seeds; trace-norm errors against a dense
+    eigendecomposition, and Nystrom's (a PSD error) equal to its trace."""
+    rows = _rows(out, "kernel")
+    K, c = files["K_idx"], 2 * K_KERNEL
+    oracle = sketchlab.RBFKernel(files["X_idx"], files["gamma"])
+    total = np.trace(K)
+    seen = set()
+    for r in rows:
+        kind = r["landmarks"]
+        if kind == "uniform":
+            cols = kernel.landmarks(520, c, r["landmark_seed"])
+            extra = 0
+        else:
+            chosen = sketchlab.nystrom(oracle, c, landmarks=kind, rng=r["landmark_seed"])
+            cols, extra = chosen.columns, chosen.n_evaluated - 520 * c
+        assert r["landmark_entries"] == extra
+        if kind != "uniform" and r["rep"] == 0:
+            method = {"nystrom": lambda: sketchlab.nystrom(oracle, c, columns=cols),
+                      "optimal": lambda: sketchlab.optimal_spsd(oracle, c, columns=cols),
+                      "fast_spsd": lambda: sketchlab.fast_spsd(oracle, c, r["s"], columns=cols,
+                                                               rng=r["seed"]),
+                      "faster_spsd": lambda: sketchlab.faster_spsd(oracle, c, r["s"],
+                                                                   columns=cols, rng=r["seed"]),
+                      }[r["method"]]  # fmt: skip
+            result = method()
+            assert r["error"] == pytest.approx(result.error(K), rel=1e-8)
+            assert r["n_evaluated"] == result.n_evaluated + extra
+        if math.isfinite(r["trace_error"]):
+            seen.add((kind, r["method"]))
+            U = {"nystrom": lambda: sketchlab.nystrom(K, c, columns=cols).U,
+                 "optimal": lambda: sketchlab.optimal_spsd(K, c, columns=cols).U,
+                 "fast_spsd": lambda: sketchlab.fast_spsd(K, c, r["s"], columns=cols,
+                                                          rng=r["seed"]).U,
+                 "faster_spsd": lambda: sketchlab.faster_spsd(K, c, r["s"], columns=cols,
+                                                              rng=r["seed"]).U}[r["method"]]()
+            E = K - K[:, cols] @ U @ K[:, cols].T
+            w = np.linalg.eigvalsh((E + E.T) / 2)
+            assert r["trace_error"] == pytest.approx(np.abs(w).sum() / total, rel=1e-8)
+            if r["method"] == "nystrom":  # a Schur complement: PSD, trace norm = trace
+                assert r["trace_error"] == pytest.approx(np.trace(E) / total, rel=1e-8)
+    # quick runs: trace norms on the first repetition, every kind and method (n = 520)
+    assert seen == {(k, m) for k in kernel.LANDMARK_KINDS for m in kernel.METHODS}
 
 
 def test_relative_error_matches_dense(files):
@@ -195,7 +247,8 @@ def test_spsd_table_values(out, files):
         result = sketchlab.fast_spsd(K, c, r["s"], columns=cols, rng=r["seed"], **options)
         assert r["error"] == pytest.approx(result.error(files["K_idx"]), rel=1e-8)
     # the landmarks are those of the kernel sweep's repetition
-    assert {r["landmark_seed"] for r in rows} == {r["landmark_seed"] for r in _rows(out, "kernel")}
+    kernel_rows = kernel.figure_rows(_rows(out, "kernel"))
+    assert {r["landmark_seed"] for r in rows} == {r["landmark_seed"] for r in kernel_rows}
 
 
 def test_eta_value(out, files):
@@ -242,7 +295,7 @@ def test_svd_sizes_and_values(out, files):
         if (r["dataset"], r["rep"], r["x"]) != (data.dataset.name, 0, 4):
             continue
         sizes = (r["c"], r["r"], r["s_c"], r["s_r"])
-        U, s, Vt = svd._call(r["method"], A, K_SVD, *sizes, "gaussian", r["seed"])
+        U, s, Vt = svd.call(r["method"], A, K_SVD, *sizes, "gaussian", r["seed"])
         assert r["residual_opt"] == pytest.approx(opt, rel=1e-9)
         want = np.linalg.norm(A - (U * s) @ Vt) / opt - 1
         assert r["error_ratio"] == pytest.approx(want, rel=1e-7, abs=1e-10)
@@ -254,6 +307,146 @@ def test_best_rank_residual_sparse(files):
     want = np.sqrt(np.sum(sigma[3:] ** 2))
     assert svd.best_rank_residual(sp.csr_matrix(A), 3) == pytest.approx(want, rel=1e-9)
     assert svd.best_rank_residual(A, 3) == pytest.approx(want, rel=1e-12)
+
+
+# ---- estimate ---------------------------------------------------------------------
+
+
+def test_estimate_rows(out, files):
+    """Each case's flags follow from its numbers; one case per algorithm recomputed from
+    its seed, its true error from dense NumPy."""
+    assert _header(out, "estimate") == estimate.COLUMNS
+    rows = _rows(out, "estimate")
+    cases = [r for r in rows if r["part"] == "estimate"]
+    cfg = estimate.EstimateConfig.quick()
+    algorithms = {r["algorithm"] for r in cases}
+    assert algorithms == set(estimate.ALGORITHMS)
+    for r in cases:
+        assert r["covered"] == (r["low"] <= r["true_error"] <= r["high"])
+        assert r["same_answer"] is True and r["n_probes"] >= 2
+        assert r["seconds"] > 0 and r["seconds_plain"] > 0
+    per = {(r["algorithm"], r["dataset"]) for r in cases}
+    assert len(per) == 4 * 2 + 2 * 2  # the kernel cases on both files (--gamma given)
+    n_gmr = sum(r["algorithm"] == "fast_gmr" for r in cases)
+    assert n_gmr == REPS * (len(cfg.gmr_grid_dense) + len(cfg.gmr_grid_sparse))
+    # fast_gmr on the sparse file, rep 1
+    data = _load(files["svm"])
+    A, name = data.X, data.dataset.name
+    r = next(r for r in cases if r["algorithm"] == "fast_gmr" and r["dataset"] == name
+             and r["rep"] == 1)  # fmt: skip
+    C, R = gmr.gmr_inputs(A, cfg.c, cfg.c, derive_seed(SEED, name, 1, "CR"))
+    X, est = sketchlab.fast_gmr(A, C, R, sketch_size=(r["s_c"], r["s_r"]), sketch="countsketch",
+                                rng=r["seed"], estimate_error=True)  # fmt: skip
+    Ad, Cd, Rd = files["A_svm"], np.asarray(C), np.asarray(R)
+    assert r["true_error"] == pytest.approx(np.linalg.norm(Ad - Cd @ X @ Rd), rel=1e-9)
+    assert (r["value"], r["low"], r["high"]) == pytest.approx((est.value, est.low, est.high))
+    opt = np.linalg.norm(Ad - Cd @ np.linalg.pinv(Cd) @ Ad @ np.linalg.pinv(Rd) @ Rd)
+    assert r["error_ratio"] == pytest.approx(r["true_error"] / opt - 1, rel=1e-6, abs=1e-9)
+    # an SVD on the dense file
+    data = _load(files["idx"])
+    A, name = data.X, data.dataset.name
+    r = next(r for r in cases if r["algorithm"] == "three_sketch_svd" and r["dataset"] == name)
+    U, s, Vt, est = svd.call("three-sketch", A, r["k"], r["c"], r["r"], r["s_c"], r["s_r"],
+                             "gaussian", r["seed"], rank=r["k"], estimate_error=True)
+    assert s.size == r["rank"] == r["k"]
+    assert r["true_error"] == pytest.approx(np.linalg.norm(A - (U * s) @ Vt), rel=1e-9)
+    assert r["value"] == pytest.approx(est.value)
+    # Nystrom on the kernel of the dense file: landmarks are the first c of the seed's order
+    K = files["K_idx"]
+    r = next(r for r in cases if r["algorithm"] == "nystrom" and r["dataset"] == name)
+    order = np.random.default_rng(derive_seed(SEED, name, r["rep"], "order")).permutation(520)
+    cols = np.sort(order[: int(r["c"])])
+    result = sketchlab.nystrom(sketchlab.RBFKernel(files["X_idx"], files["gamma"]), int(r["c"]),
+                               columns=cols, rng=r["seed"], estimate_error=True)  # fmt: skip
+    C = K[:, cols]
+    assert r["true_error"] == pytest.approx(np.linalg.norm(K - C @ result.U @ C.T), rel=1e-8)
+    assert r["value"] == pytest.approx(result.error_estimate.value)
+    # tol runs: the error ratio of the X returned, against the exact core
+    tol = [r for r in rows if r["part"] == "gmr-tol"]
+    assert {r["tol"] for r in tol} == set(cfg.gmr_tols) and len(tol) == 2 * REPS * 1
+    # the cost pairs: both algorithms on both files (no debian-tfidf here)
+    cost = [r for r in rows if r["part"] == "cost"]
+    assert {(r["algorithm"], r["dataset"]) for r in cost} == {
+        (a, d) for a in ("fast_gmr", "fast_sp_svd") for d in ("tiny", "tiny-images-idx3-ubyte")}
+    assert len(cost) == 4 * cfg.cost_repeats
+
+
+def _case(alg, true, low, high, value=None):
+    value = true if value is None else value
+    row = dict.fromkeys(estimate.COLUMNS, math.nan)
+    row.update(part="estimate", algorithm=alg, dataset="d", true_error=true, value=value,
+               low=low, high=high, covered=low <= true <= high, same_answer=True, seconds=1.1,
+               seconds_plain=1.0)  # fmt: skip
+    return row
+
+
+def test_estimate_verdicts():
+    """Coverage and accuracy are judged from 200 cases on; below, shown and not judged."""
+    good = [_case("a", 1.0, 0.9, 1.1, 1.02)] * 180 + [_case("a", 1.0, 1.05, 1.2, 1.1)] * 20
+    bad = [_case("b", 1.0, 0.9, 1.1)] * 160 + [_case("b", 1.0, 1.5, 2.0, 1.7)] * 40
+    few = [_case("c", 1.0, 0.9, 1.1)] * 10
+    res = estimate.analyse(good + bad + few)
+    assert res["a"]["coverage"] == pytest.approx(0.9) and res["a"]["coverage_ok"] is True
+    assert res["a"]["accuracy"] == pytest.approx(0.02) and res["a"]["accuracy_ok"] is True
+    assert res["b"]["coverage"] == pytest.approx(0.8) and res["b"]["coverage_ok"] is False
+    assert res["b"]["accuracy_ok"] is True  # the median case is exact
+    assert res["c"]["coverage_ok"] is None and res["c"]["accuracy_ok"] is None
+    assert res["a"]["cost"] == pytest.approx((1.1, 1.1))
+    cost = [dict(_case("fast_gmr", 1, 0, 2), part="cost", seconds=t, seconds_plain=1.0)
+            for t in (1.1, 1.2, 1.3, 5.0, 1.0)]  # fmt: skip
+    (item,) = estimate.analyse_cost(cost)
+    assert item["ratio"] == pytest.approx(1.2) and item["ok"] is True
+    (item,) = estimate.analyse_cost([dict(r, algorithm="fast_sp_svd") for r in cost])
+    assert item["ok"] is False  # 1.2 > 1.1
+
+
+def test_estimate_svd_targets():
+    sigma = np.array([3.0, 2.0, 1.0])
+    tails = estimate.relative_tails(sigma, math.sqrt(14.0 + 2.0))
+    np.testing.assert_allclose(tails, np.sqrt([16, 7, 3, 2]) / 4)
+    assert estimate.best_rank(tails, 0.5) == 2 and estimate.best_rank(tails, 0.1) is None
+
+
+# ---- cur ----------------------------------------------------------------------------
+
+
+def test_cur_rows_match_library(out, files):
+    assert _header(out, "cur") == cur.COLUMNS
+    rows = _rows(out, "cur")
+    sweep = [r for r in rows if r["part"] == "sweep"]
+    assert len(sweep) == 2 * REPS * 2 * len(cur.SELECTIONS) * len(cur.CORES)
+    data = _load(files["idx"])
+    A, name = data.X, data.dataset.name
+    opt = np.sqrt(np.sum(np.linalg.svd(A, compute_uv=False)[K_CUR:] ** 2))
+    for r in sweep:
+        if (r["dataset"], r["rep"], r["c"]) != (name, 1, 20):
+            continue
+        assert r["seed"] == derive_seed(SEED, name, 1, cur.NAME, r["select"], 20)
+        sizes = None if r["core"] != "fast" else (int(r["s_c"]), int(r["s_r"]))
+        d = sketchlab.cur(A, 20, k=K_CUR, select=r["select"], core=r["core"], sketch_size=sizes,
+                          rng=r["seed"])  # fmt: skip
+        C, R = A[:, d.columns], A[d.rows]
+        want = np.linalg.norm(A - C @ d.U @ R)
+        assert r["error"] == pytest.approx(want, rel=1e-8)
+        assert r["error_ratio"] == pytest.approx(want / opt, rel=1e-8)
+
+
+def test_cur_claims_rows(files):
+    """The claims' measurements on the dense file: the fast and exact cores share C and R."""
+    data = _load(files["idx"])
+    config = replace(cur.CURConfig.quick(), k=K_CUR, claim_dataset=data.dataset.name, claim_c=20,
+                     timing_repeats=1)  # fmt: skip
+    rows = cur.claims(data, config, show_progress=False)
+    assert {(r["part"], r["core"], r["select"]) for r in rows} == {
+        ("core", "fast", "approx-leverage"), ("core", "exact", "approx-leverage"),
+        ("select", "exact", "approx-leverage"), ("select", "exact", "leverage")}
+    exact = next(r for r in rows if r["part"] == "core" and r["core"] == "exact")
+    d = sketchlab.cur(data.X, 20, k=K_CUR, select="approx-leverage", core="exact",
+                      rng=derive_seed(config.seed, data.dataset.name, 0, cur.NAME, "claims"))
+    assert exact["error"] == pytest.approx(d.error(data.X), rel=1e-8)
+    (item,) = cur.analyse_claims(rows)
+    assert item["core_error"] >= -1e-9  # the exact core is optimal for its C and R
+    assert item["core_speedup"] > 0 and item["select_speedup"] > 0
 
 
 # ---- figures and report from the CSV alone ----------------------------------------------
