@@ -196,7 +196,9 @@ def _rank_for_tol(tol, s, TA, TU_C, U_N, TAV, Vt_N, norm):
     With ``Z_l = T A - (T U_l) S_l Vt_l`` (T the test sketch; Vt_l has
     orthonormal rows), ``Z_l Z_l^T = TA TA^T - W_l S_l TU_l^T - TU_l S_l W_l^T
     + TU_l S_l^2 TU_l^T`` with ``W = TA Vt^T``: small q x q products for every
-    rank at once.  ``None`` when no rank reaches it.
+    rank at once.  When no rank reaches it: ``(None, best)``, ``best`` the
+    rank with the smallest estimated error (the higher ranks of a single-pass
+    SVD can be worse than the lower ones, even worse than zero).
     """
     TU = TU_C @ U_N  # (q, t)
     W = TAV @ Vt_N.T  # TA Vt^T, (q, t)
@@ -205,8 +207,8 @@ def _rank_for_tol(tol, s, TA, TU_C, U_N, TAV, Vt_N, norm):
     residual2 = float(np.einsum("bj,bj->", TA, TA)) - np.cumsum(2 * cross - own)
     for rank, value in enumerate(residual2, start=1):  # ||T E_rank||_F^2 estimates ||E_rank||_F^2
         if math.sqrt(max(value, 0.0)) <= tol * norm:
-            return rank
-    return None
+            return rank, rank
+    return None, int(np.argmin(residual2)) + 1 if residual2.size else 0
 
 
 def svd_recover(method, state, rank, *, overwrite=False, tol=None):
@@ -216,7 +218,8 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
     ``estimate`` is the :class:`~sketchlab.ErrorEstimate` of ``||A - U diag(s)
     Vt||_F`` when the state holds a ``"test"`` sketch, else None.  ``tol``
     (needs the test sketch) returns the smallest rank whose estimated
-    relative error is at most tol, or the whole sketch rank with a warning.
+    relative error is at most tol, or (with a warning) the rank with the
+    smallest estimated error.
     ``overwrite=True`` lets the QRs and the final products reuse the memory
     of the range and co-range sketches (the state is spent); otherwise it
     stays usable (an estimator recovers after every batch).
@@ -250,15 +253,15 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
             TA = np.asarray(sketches["test"], dtype=np.float64)  # (q, n)
             TU_C = _sketch_rows(theta, U_C)  # before U_C is overwritten by the lift
         if tol is not None:
-            found = _rank_for_tol(tol, s, TA, TU_C, U_N, TA @ V_R, Vt_N, norm)
+            found, best = _rank_for_tol(tol, s, TA, TU_C, U_N, TA @ V_R, Vt_N, norm)
             if found is None:
                 warnings.warn(
                     f"no rank up to the sketch rank {s.shape[0]} reaches the estimated relative "
-                    f"error tol={tol}; returning the whole sketch rank (larger sketches, c and "
-                    "r, can go further)",
+                    f"error tol={tol}; returning rank {best}, the one with the smallest estimated "
+                    "error (larger sketches, c and r, can go further)",
                     stacklevel=3,
                 )
-                found = s.shape[0]
+                found = best
             rank = found
         t = min(rank, s.shape[0])
         U = _lift(U_C, U_N[:, :t])
@@ -682,8 +685,8 @@ def fast_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None =
     tol : float in (0, 1), optional
         Fixed accuracy: return the smallest rank (up to the sketch rank
         ``min(c, r)``) whose estimated ``||A - U diag(s) Vt||_F / ||A||_F``
-        is at most ``tol``; the whole sketch rank, with a warning, when none
-        is.  Not with ``rank``.
+        is at most ``tol``; when none is, the rank with the smallest
+        estimated error, with a warning.  Not with ``rank``.
     n_probes : int, optional
         Probes of the test sketch, default 10 (at least 2).
 

@@ -118,6 +118,20 @@ def test_svd_tol_returns_the_smallest_rank_within_tol():
     assert true_relative <= 0.06
     with pytest.warns(UserWarning, match="no rank up to the sketch rank"):
         sl.fast_sp_svd(A, 5, tol=1e-9, rng=0)
+
+
+def test_svd_tol_out_of_reach_returns_the_rank_of_smallest_estimated_error():
+    """Not the whole sketch rank: a single pass's high ranks can be worse than low ones."""
+    A = low_rank_plus_noise(300, 200, 40, 0.3, 5, decay=0.97)
+    with pytest.warns(UserWarning, match="smallest estimated error") as caught:
+        U, s, Vt, est = sl.practical_sp_svd(A, 5, c=12, r=30, tol=1e-6, rng=0,
+                                            estimate_error=True)
+    rank = s.shape[0]
+    assert f"returning rank {rank}" in str(caught[0].message)
+    for other in range(1, 13):  # no other rank has a smaller estimate (same probes)
+        *_, est_other = sl.practical_sp_svd(A, 5, c=12, r=30, rank=other, rng=0,
+                                            estimate_error=True)
+        assert est.value <= est_other.value * (1 + 1e-9)
     with pytest.raises(ValueError, match="give rank= or tol=, not both"):
         sl.fast_sp_svd(A, 5, tol=0.1, rank=3)
     with pytest.raises(ValueError, match=r"tol must be None or a number in \(0, 1\)"):
