@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from ._errors import check_probes
 from ._gmr import ResidualProbe, fast_gmr, gmr
-from ._linalg import solve_core
+from ._linalg import truncated_svd
 from ._selection import CUR_SELECTIONS
 from ._selection import select as select_indices
 from ._validation import as_generator, as_matrix, check_choice, check_int, check_sketchable
@@ -161,7 +161,9 @@ def cur(A: MatrixLike, c: int, r: int | None = None, *, k: int | None = None,
         ``U`` by Fast GMR (Algorithm 1: ``(S_C C)^+ S_C A S_R^T (R S_R^T)^+``,
         one pass over A, C and R kept sparse), by exact GMR
         (``C^+ A R^+``, one product with A, C and R densified), or the cross
-        approximation ``A[rows, columns]^+`` (no pass over A).
+        approximation ``W_k^+``, the pseudo-inverse of the rank-k truncation
+        of ``W = A[rows, columns]`` (no pass over A; the full ``W^+``
+        amplifies what lies beyond rank k when c > k).
     sketch_size : int or (int, int), optional
         ``(s_c, s_r)`` of the "fast" core; default ``(10 c, 10 r)`` capped at
         ``(m, n)`` (a = 10 in the paper's terms).
@@ -223,7 +225,7 @@ def cur(A: MatrixLike, c: int, r: int | None = None, *, k: int | None = None,
         elif core == "exact":
             U = gmr(A, C, R)
         else:
-            U = cross_core(R, columns)
+            U = cross_core(R, columns, k)
     estimate = None
     if estimate_error:
         with trusted(A, C, R):
@@ -251,9 +253,14 @@ def check_cur_args(shape, c, r, k, select, core, n_probes, sketch_size):
     return c, r, k, select, core, q, sketch_size
 
 
-def cross_core(R, columns):
-    """The cross-approximation core ``A[rows, columns]^+``; the intersection
-    is the columns of R (no pass over A)."""
+def cross_core(R, columns, k):
+    """The cross-approximation core ``W_k^+``, the pseudo-inverse of the
+    rank-k truncation of ``W = A[rows, columns]`` (the columns of R: no pass
+    over A).  With c > k the small singular values of W are mostly noise of
+    A beyond rank k, and the full ``W^+`` amplifies them (the cur sweep
+    measured error ratios of 10-390 on madelon with it)."""
     W = R[:, columns]
     W = np.asarray(W.toarray() if sp.issparse(W) else W, dtype=np.float64)
-    return solve_core(W, np.eye(W.shape[0]))  # W^+
+    U, s, Vt = truncated_svd(W)  # numerical rank first, then at most k
+    t = min(k, s.shape[0])
+    return (Vt[:t].T / s[:t]) @ U[:, :t].T

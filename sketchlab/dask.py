@@ -941,7 +941,7 @@ def cur(A: da.Array | MatrixLike, c: int, r: int | None = None, *, k: int | None
         S_C, S_R = sketches["core"]
         U = solve_sketched(S_C.apply(C), state["core"], S_R.apply(R, axis=1))
     else:
-        U = cross_core(R, columns)
+        U = cross_core(R, columns, k)
     estimate = None
     if theta is not None:
         Z = state["probe"] - C @ (U @ theta.apply(R, axis=1))
