@@ -524,8 +524,7 @@ class ResidualProbe:
 
     def probes(self, X):
         """Rows g_b^T E^T with g_b ~ N(0, I): columns of E Theta^T times sqrt(q)."""
-        with serial_blas():
-            Z = self.AT - self.C @ (np.asarray(X, dtype=np.float64) @ self.RT)
+        Z = self.AT - self.C @ (np.asarray(X, dtype=np.float64) @ self.RT)
         return (Z * np.sqrt(self.AT.shape[1])).T
 
     def estimate(self, X):

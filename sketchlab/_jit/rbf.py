@@ -177,21 +177,24 @@ def _value(ssq, shift, g_m, g_e):
     return np.exp(-np.ldexp(ssq * g_m, g_e + 2 * shift))
 
 
+@njit(inline="always")
+def _fold(acc, v, shift, largest_only):
+    """One coordinate difference ``v`` into the running max |v| (``largest_only``)
+    or the running sum of (v 2**-shift)^2 of :func:`_dense_pair` and :func:`_csr_pair`."""
+    if largest_only:
+        return max(acc, abs(v))
+    if shift != 0:
+        v = np.ldexp(v, -shift)
+    return acc + v * v
+
+
 @njit(**JIT)
 def _dense_pair(XA, i, XB, j, shift, largest_only):
     """Over the coordinates of ``XA[i]`` and ``XB[j]``: max |x_k - y_k| when
     ``largest_only``, else sum ((x_k - y_k) 2**-shift)^2."""
     acc = 0.0
     for k in range(XA.shape[1]):
-        v = np.float64(XA[i, k]) - np.float64(XB[j, k])
-        if largest_only:
-            v = abs(v)
-            if v > acc:
-                acc = v
-        else:
-            if shift != 0:
-                v = np.ldexp(v, -shift)
-            acc += v * v
+        acc = _fold(acc, np.float64(XA[i, k]) - np.float64(XB[j, k]), shift, largest_only)
     return acc
 
 
@@ -248,14 +251,7 @@ def _csr_pair(a_idx, a_val, alo, ahi, b_idx, b_val, blo, bhi, shift, largest_onl
             v = a_val[ka] - b_val[kb]
             ka += 1
             kb += 1
-        if largest_only:
-            v = abs(v)
-            if v > acc:
-                acc = v
-        else:
-            if shift != 0:
-                v = np.ldexp(v, -shift)
-            acc += v * v
+        acc = _fold(acc, v, shift, largest_only)
     return acc
 
 

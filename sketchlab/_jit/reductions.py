@@ -6,6 +6,7 @@ from numba import njit, prange
 from .._config import JIT, PJIT
 
 _CHUNK = 1 << 16
+CHUNK = _CHUNK  # for callers that size per-chunk results (chunk_squares)
 
 
 @njit(**PJIT)
@@ -123,5 +124,3 @@ def chunk_squares(x, inv_scale, sums, maxs):
         sums[c] = (s0 + s1) + (s2 + s3)
         maxs[c] = m
 
-
-CHUNK = _CHUNK
