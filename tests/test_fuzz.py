@@ -451,7 +451,6 @@ def _entry_points():
     C, R = fc.base_dense((m, 2), 1), fc.base_dense((2, n), 2)
     U = np.linalg.qr(fc.base_dense((m, 2), 3))[0]
     Vt = np.linalg.qr(fc.base_dense((n, 2), 4))[0].T
-    K = rbf_dense(A, 0.3)
     return {
         "left": ("A", lambda X: sl.CountSketch(3, m, rng=0) @ X, (m, n)),
         "right": ("A", lambda X: X @ sl.GaussianSketch(3, n, rng=0).T, (m, n)),
