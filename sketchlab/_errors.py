@@ -17,8 +17,10 @@ factor):
   matrix: narrow for a flat residual spectrum (d >> q), as wide as the
   worst case ``chi2_q`` bound when one direction dominates (d >= q always).
 - Independent unbiased samples (:func:`from_samples`, e.g. ``n ||e_i||^2``
-  for uniformly sampled rows i of a kernel matrix): the mean and a Student-t
-  interval on it.
+  for uniformly sampled rows i of an error matrix), or any unbiased estimate
+  with a variance estimate (:func:`from_moments`, as the kernel methods'
+  exact diagonal plus a sampled block of the off-diagonal error): a Gamma
+  interval matched to the mean and variance.
 
 Assumptions, stated in each docstring that returns an estimate: the probes
 are independent of the answer (drawn from their own seeds, never used to
@@ -42,8 +44,8 @@ if TYPE_CHECKING:
 
     from ._operators import SketchOperator
 
-__all__ = ["ErrorEstimate", "from_gaussian_probes", "from_samples", "probe_operator",
-           "probe_inner_size", "check_probes", "CONFIDENCE", "DEFAULT_PROBES"]
+__all__ = ["ErrorEstimate", "from_gaussian_probes", "from_samples", "from_moments",
+           "probe_operator", "probe_inner_size", "check_probes", "CONFIDENCE", "DEFAULT_PROBES"]
 
 CONFIDENCE = 0.90
 _TAIL = (1.0 - CONFIDENCE) / 2
@@ -189,13 +191,11 @@ def from_samples(y: ArrayLike, *, norm: float | None = None,
     """ErrorEstimate from independent unbiased samples ``y_b`` of ``||E||_F^2``.
 
     For instance ``y_b = ||e_{i_b}||^2 / p_{i_b}`` for rows ``i_b`` of an
-    error matrix drawn with probabilities p.  The sum of the q samples is
-    treated as a scaled chi-square whose degrees of freedom match the
-    samples' mean and variance (a Gamma law, which a sum of positive,
-    right-skewed terms follows better than a normal one): the interval is
-    wide upward when a few samples dominate.  It assumes the samples are
-    independent and that their variance is seen in the q samples (no large
-    error concentrated on rows that are never drawn).
+    error matrix drawn with probabilities p.  The interval is
+    :func:`from_moments`' on the samples' mean and its variance
+    ``var(y) / q``.  It assumes the samples are independent and that their
+    variance is seen in the q samples (no large error concentrated on rows
+    that are never drawn).
 
     Parameters
     ----------
@@ -218,20 +218,33 @@ def from_samples(y: ArrayLike, *, norm: float | None = None,
     if scale == 0.0:
         return ErrorEstimate(0.0, 0.0, 0.0, _relative(0.0, norm), q)
     ys = y / scale
-    mean = float(ys.mean())
-    value = math.sqrt(scale) * math.sqrt(mean)
     if q < 2:
+        value = math.sqrt(scale * float(ys.mean()))
         return ErrorEstimate(value, 0.0, float("inf"), _relative(value, norm), q)
-    variance = float(ys.var(ddof=1))
+    variance = float(ys.var(ddof=1)) / q
     if population is not None:
         variance *= max(0.0, 1.0 - q / population)
-    if variance == 0.0:
-        return ErrorEstimate(value, value, value, _relative(value, norm), q)
-    # the sum of q positive samples as a scaled chi-square (a Gamma), with the
-    # degrees of freedom that match its mean and variance: the interval
-    # widens upward when a few large samples dominate (as rows with large
-    # errors do), where a symmetric t-interval would sit too low
-    dof = min(2.0 * q * mean * mean / variance, 1e8)
-    low = math.sqrt(scale) * math.sqrt(dof * mean / _chi2_ppf(1.0 - _TAIL, dof))
-    high = math.sqrt(scale) * math.sqrt(dof * mean / _chi2_ppf(_TAIL, dof))
-    return ErrorEstimate(value, low, high, _relative(value, norm), q)
+    return from_moments(float(ys.mean()), variance, unit=math.sqrt(scale), norm=norm,
+                        n_probes=q)
+
+
+def from_moments(mean: float, variance: float, *, known: float = 0.0, unit: float = 1.0,
+                 norm: float | None = None, n_probes: int = 0) -> ErrorEstimate:
+    """ErrorEstimate of ``||E||_F = unit sqrt(known + T)`` from an unbiased
+    estimate ``mean`` of the sampled part T and the variance of that estimate
+    (``unit`` keeps squares of large errors finite).
+
+    ``known`` is the part of ``||E||_F^2 / scale`` computed exactly (as the
+    diagonal of a kernel's error).  The estimate of T, a positive sum of
+    right-skewed terms, is treated as a scaled chi-square (a Gamma law) with
+    the degrees of freedom ``2 mean^2 / variance`` that match its two
+    moments: the interval widens upward when a few large terms dominate,
+    where a symmetric normal interval would sit too low.
+    """
+    value = unit * math.sqrt(max(known + mean, 0.0))
+    if not variance > 0.0 or not mean > 0.0:
+        return ErrorEstimate(value, value, value, _relative(value, norm), n_probes)
+    dof = min(2.0 * mean * mean / variance, 1e8)
+    low = unit * math.sqrt(known + dof * mean / _chi2_ppf(1.0 - _TAIL, dof))
+    high = unit * math.sqrt(known + dof * mean / _chi2_ppf(_TAIL, dof))
+    return ErrorEstimate(value, low, high, _relative(value, norm), n_probes)

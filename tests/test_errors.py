@@ -7,6 +7,7 @@ that reach their tolerance.  The large coverage study over the paper's data
 sets is ``python -m experiments estimate``.
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -189,7 +190,8 @@ def test_spsd_estimates_count_their_entries_and_cover(method):
         without = plain()
         approx = plain(estimate_error=True, n_probes=30)
         np.testing.assert_array_equal(approx.U, without.U)
-        assert approx.n_evaluated == without.n_evaluated + 30 * 400
+        # one block of at most ceil(sqrt(30 * 400))^2 entries (repeated rows evaluated once)
+        assert 0 < approx.n_evaluated - without.n_evaluated <= math.ceil(math.sqrt(30 * 400)) ** 2
         truth = approx.error(K, relative=False)
         covered += approx.error_estimate.contains(truth)
     assert covered >= coverage_floor(trials)
