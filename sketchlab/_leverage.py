@@ -193,8 +193,18 @@ def _exact_scores(A, k, rtol, shape=None):
     A = np.asarray(A, dtype=np.float64)
     if A.size == 0:
         return np.zeros(m)
+    from ._linalg import cholesky_qr, default_rtol
+
+    shape = A.shape if shape is None else shape
+    qr = cholesky_qr(A, default_rtol(shape, np.finfo(np.float64).eps) if rtol is None else rtol)
+    if qr is not None:  # clearly of full column rank: its Q spans the range
+        Q, T = qr
+        if k is None or k >= n:
+            return _row_norms2(Q)
+        u = sla.svd(T, check_finite=False, lapack_driver="gesdd")[0]
+        return _row_norms2(Q @ u[:, :k])
     U, s, _ = sla.svd(A, full_matrices=False, check_finite=False, lapack_driver="gesdd")
-    rank = _rank(s, rtol, A.shape if shape is None else shape)
+    rank = _rank(s, rtol, shape)
     return _row_norms2(U[:, : rank if k is None else min(k, rank)])
 
 

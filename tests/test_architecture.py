@@ -47,6 +47,8 @@ MAY_IMPORT_JIT = {"_jit", "_validation", "_operators", "_kernel_matrices", "_lin
 UPWARD = {
     ("_operators", "_leverage"): "LeverageScoreSampler.from_matrix computes the scores it "
                                  "samples from (and the sketched scores use operators)",
+    ("_leverage", "_linalg"): "the exact scores of a matrix clearly of full rank come from "
+                              "the Cholesky QR the GMR core uses",
 }
 
 

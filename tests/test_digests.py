@@ -430,13 +430,13 @@ EXPECTED = {
 }
 EXPECTED_GMR = {
     "csc-float64/fast_gmr":
-        "94c18a964d997df9ce8df45a33e917f06940e1c896b83f882c034fa8336e105f",
+        "2968a76faef85e85433c396b7a499485d876af961bf8304d74dbfafaf229505a",
     "csr-float64/fast_gmr":
-        "1efa396a79f5ef9d0e7962a72a459b2a43ebb03e68ec762f43adbd05bbd733ad",
+        "fa5ed20773d8ac3148d02c2ffdc252eb162eb55938b154d185b5362adc15085e",
     "dense-c-float64/fast_gmr":
-        "5ba60569f031f033d323392dfce3145526a967727fa438faf83de55b530d39f3",
+        "f3d0b2ccda66159a0dc427c69fd73e39d2190e0cb3362ba469f310683842fb93",
     "dense-f-float64/fast_gmr":
-        "44a54293943d83a62e367263bf47ef6d612b7ea301fb755ba2d73f85883e3405",
+        "02741e5a5e6abbc8a444bf3a8cffad4daf8b2741b1f1472dbe30f7857a1bb762",
 }
 GMR_BLAS = "openblas 0.3.30, openblas 0.3.31.188.0"
 

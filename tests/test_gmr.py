@@ -117,6 +117,37 @@ def test_gmr_rank_deficient_has_pseudo_inverse_semantics(form):
     assert np.abs(X @ Vr[2:].T).max() < 1e-10 * np.abs(X).max()
 
 
+@pytest.mark.parametrize("cond", [1.0, 1e3, 1e5, 1e8, 1e14, np.inf])
+def test_solve_core_same_answer_by_cholesky_qr_or_svd(cond):
+    """The core takes the Cholesky QR only for factors clearly of full rank,
+    and gives the truncated-SVD answer (the pseudo-inverse formula) at every
+    condition number, rank-deficient factors included."""
+    from sketchlab._linalg import cholesky_qr, solve_core
+
+    g = np.random.default_rng(7)
+    p, c = 300, 20
+    U, _ = np.linalg.qr(g.standard_normal((p, c)))
+    V, _ = np.linalg.qr(g.standard_normal((c, c)))
+    s = np.logspace(0, -np.log10(cond), c) if np.isfinite(cond) else np.r_[np.ones(c - 3),
+                                                                            np.zeros(3)]
+    L = (U * s) @ V.T
+    M = g.standard_normal((p, 50))
+    Rr = g.standard_normal((15, 50))
+    qr = cholesky_qr(L)
+    assert (qr is not None) == (cond <= 1e5)
+    if qr is not None:
+        Q, T = qr
+        np.testing.assert_allclose(Q.T @ Q, np.eye(c), atol=1e-13)
+        np.testing.assert_allclose(Q @ T, L, atol=1e-13)
+        assert np.allclose(T, np.triu(T))
+    X = solve_core(L, M, Rr)
+    ref = gmr_pinv(M, L, Rr, max(L.shape) * EPS64, max(Rr.shape) * EPS64)
+    np.testing.assert_allclose(X, ref, rtol=0, atol=1e-9 * cond * np.abs(ref).max()
+                               if np.isfinite(cond) else 1e-9 * np.abs(ref).max())
+    assert cholesky_qr(np.full((30, 3), np.inf)) is None
+    assert cholesky_qr(g.standard_normal((3, 5))) is None  # wide
+
+
 def test_gmr_zero_factors_and_zero_A():
     A, C, R = problem(seed=3)
     assert np.array_equal(gmr(A, np.zeros_like(C), R), np.zeros((5, 4)))
