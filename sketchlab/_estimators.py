@@ -3,6 +3,7 @@ module, imported lazily by ``sketchlab``, is the only one that needs it)."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -86,7 +87,8 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         How the landmark points are chosen (see :func:`sketchlab.nystrom`).
     estimate_error : bool, default False
         Estimate ``||K - C U C^T||_F`` at fit (``error_estimate_``; it
-        evaluates 40 rows of K more).
+        evaluates about 40 n more kernel entries: the error's diagonal and
+        one sampled block, see :func:`sketchlab.nystrom`).
 
     Attributes
     ----------
@@ -496,7 +498,9 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self.explained_variance_ = np.var(projections, axis=0)
         total = self.n_samples_seen_
         mean = self._column_sums / total
-        full_var = self._sketch_state.squared_norm / total - float(mean @ mean)
+        with np.errstate(over="ignore"):
+            full_var = float(np.square(self._sketch_state.norm / math.sqrt(total))) \
+                - float(mean @ mean)
         self.explained_variance_ratio_ = (self.explained_variance_ / full_var if full_var > 0
                                           else np.zeros_like(self.explained_variance_))
 

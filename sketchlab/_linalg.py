@@ -29,6 +29,7 @@ loops that run next (see ``sketchlab._config.serial_blas``).
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -58,6 +59,7 @@ __all__ = [
     "project_psd",
     "sampling_scores",
     "squared_frobenius",
+    "frobenius_parts",
 ]
 
 
@@ -261,7 +263,19 @@ def squared_frobenius(A: Matrix) -> float:
     """``||A||_F^2`` of a dense or sparse A in float64 (duplicate sparse
     entries summed first), in one compiled pass over the values (no BLAS, no
     temporary the size of A), and scaled by the largest magnitude when the
-    squares would overflow or underflow."""
+    squares would overflow or underflow (inf when ``||A||_F^2`` itself
+    exceeds float64: see :func:`frobenius_parts`)."""
+    e, ssq = frobenius_parts(A)
+    if not (ssq > 0 and math.isfinite(ssq)):
+        return ssq
+    with np.errstate(over="ignore"):
+        return float(np.ldexp(ssq, 2 * e))
+
+
+def frobenius_parts(A: Matrix) -> tuple[int, float]:
+    """``(e, ssq)`` with ``||A||_F^2 = 2**(2 e) ssq``: ``e = 0`` for entries
+    whose squares stay in range (one compiled pass), else the binary exponent
+    of the largest magnitude (a second pass scaled by ``2**-e``, exact)."""
     from ._jit import threads_for
     from ._jit.reductions import CHUNK, chunk_squares
 
@@ -275,7 +289,7 @@ def squared_frobenius(A: Matrix) -> float:
         data = data.ravel(order="K") if data.flags.c_contiguous or data.flags.f_contiguous \
             else data.ravel()
     if data.size == 0:
-        return 0.0
+        return 0, 0.0
     if data.dtype not in (np.float32, np.float64):  # the compiled pass reads these two
         data = data.astype(np.float64)
     nchunks = (data.size + CHUNK - 1) // CHUNK
@@ -284,11 +298,12 @@ def squared_frobenius(A: Matrix) -> float:
         chunk_squares(data, 1.0, sums, maxs)
     scale = float(maxs.max())
     if scale == 0.0 or not np.isfinite(scale):
-        return scale
+        return 0, scale
     if 1e-140 < scale < 1e140:
-        return float(sum(sums.tolist()))  # in chunk order
+        return 0, float(sum(sums.tolist()))  # in chunk order
+    e = math.frexp(scale)[1]
     with threads_for(data.size):
-        chunk_squares(data, 1.0 / scale, sums, maxs)
-    return float(sum(sums.tolist())) * scale * scale
+        chunk_squares(data, math.ldexp(1.0, -e), sums, maxs)
+    return e, float(sum(sums.tolist()))
 
 

@@ -11,12 +11,13 @@ sketches of disjoint blocks computed anywhere add up.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
-from ._linalg import squared_frobenius
+from ._linalg import frobenius_parts
 from ._operators import SketchOperator, sketch_both
 from ._validation import as_matrix, check_int, result_dtype, trusted
 
@@ -55,9 +56,11 @@ class SketchState:
     names : tuple of str
     rows_seen : int
         One past the last row of A a block has covered so far.
+    norm : float
+        ``||A||_F`` of the blocks seen so far (exact, a byproduct of the
+        pass; for relative errors), finite at any scale of A.
     squared_norm : float
-        ``||A||_F^2`` of the blocks seen so far (exact, a byproduct of the
-        pass; for relative errors).
+        ``norm ** 2`` (inf or 0 beyond the range of float64).
     nbytes : int
         Memory held by the sketches (not by the operators).
 
@@ -131,7 +134,10 @@ class SketchState:
             self._specs[name] = (left, right)
         self.dtype = result_dtype(np.dtype(dtype))
         self.rows_seen = 0
-        self.squared_norm = 0.0
+        # ||A||_F^2 = sum_b _norm_sums[b] 2**(2 _NORM_STEP (b - _NORM_MID)): a block's
+        # squares go to the bucket of its largest magnitude's exponent, so that
+        # sums of blocks (and of the shares dask adds in trees) stay in range
+        self._norm_sums = np.zeros(_NORM_BUCKETS)
         self._arrays = None  # allocated at the first update (or merge)
 
     # -- description -------------------------------------------------------
@@ -158,7 +164,31 @@ class SketchState:
                 w if right is None else right.sketch_size)
 
     NORM_KEY = "__squared_norm__"
-    """Key of the squared norm in the shares of :meth:`block_sketches`."""
+    """Key of the squared norm in the shares of :meth:`block_sketches` (an
+    array of sums by exponent range, added like the sketches)."""
+
+    @property
+    def norm(self) -> float:
+        """``||A||_F`` of the blocks seen so far."""
+        used = np.flatnonzero(self._norm_sums)
+        if used.size == 0:
+            return 0.0
+        top = int(used[-1])
+        weights = np.ldexp(1.0, 2 * _NORM_STEP * (np.arange(top + 1) - top))
+        total = float(self._norm_sums[:top + 1] @ weights)
+        with np.errstate(over="ignore"):
+            return float(np.ldexp(math.sqrt(total), _NORM_STEP * (top - _NORM_MID)))
+
+    @property
+    def squared_norm(self) -> float:
+        """``||A||_F^2`` of the blocks seen so far (inf or 0 where it leaves
+        the range of float64; :attr:`norm` does not)."""
+        with np.errstate(over="ignore"):
+            return float(np.square(self.norm))
+
+    def _add_norm(self, block):
+        e, ssq = frobenius_parts(block)
+        self._norm_sums += _norm_share(e, ssq)
 
     @property
     def share_keys(self) -> tuple[str, ...]:
@@ -263,7 +293,7 @@ class SketchState:
         h, w = block.shape
         if 0 in block.shape:
             return self
-        self.squared_norm += squared_frobenius(block)
+        self._add_norm(block)
         with trusted(block):
             for name, (left, right) in self._specs.items():
                 target = self._arrays[name]
@@ -312,7 +342,7 @@ class SketchState:
                         sketch_both(left, block, right, offsets=(i0, j0), out=part,
                                     accumulate=True)
                 shares[name] = part
-        shares[self.NORM_KEY] = np.array([[squared_frobenius(block)]])
+        shares[self.NORM_KEY] = _norm_share(*frobenius_parts(block))[None, :]
         return shares
 
     def add_block_sketches(self, shares: Mapping[str, NDArray[np.floating]],
@@ -328,7 +358,7 @@ class SketchState:
         h, w = block_shape
         for name, part in shares.items():
             if name == self.NORM_KEY:
-                self.squared_norm += float(part[0, 0])
+                self._norm_sums += np.asarray(part, dtype=np.float64).reshape(-1)
                 continue
             axis = self.share_axis(name)
             want = self.sketch_shape(name, (h, w))
@@ -359,7 +389,7 @@ class SketchState:
         if other._arrays is not None:
             for name in self._specs:
                 self._arrays[name] += other._arrays[name]
-        self.squared_norm += other.squared_norm
+        self._norm_sums += other._norm_sums
         self.rows_seen = max(self.rows_seen, other.rows_seen)
         return self
 
@@ -369,3 +399,23 @@ class SketchState:
         factors them in place spends the state."""
         self._allocate()
         return {name: self[name] for name in self._specs}
+
+
+# Exponent buckets of SketchState's norm: bucket b holds squares in units of
+# 2**(2 _NORM_STEP (b - _NORM_MID)); a block's sum of squares scaled by 2**-e
+# (e the exponent of its largest entry, frobenius_parts) lands in the bucket
+# nearest e, times at most 2**_NORM_STEP: every bucket stays in range.
+_NORM_STEP = 64
+_NORM_MID = 18
+_NORM_BUCKETS = 2 * _NORM_MID + 1  # exponents -1152 .. 1152
+
+
+def _norm_share(e, ssq):
+    """The bucket array of one block's ``||X||_F^2 = 2**(2 e) ssq``."""
+    out = np.zeros(_NORM_BUCKETS)
+    if ssq > 0:
+        b = min(max(round(e / _NORM_STEP), -_NORM_MID), _NORM_MID)
+        out[b + _NORM_MID] = math.ldexp(ssq, 2 * (e - b * _NORM_STEP))
+    elif ssq != 0:  # inf or NaN: keep it visible
+        out[_NORM_MID] = ssq
+    return out

@@ -39,6 +39,7 @@ from ._validation import as_generator, check_choice, check_int, check_positive
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
+    from ._errors import ErrorEstimate
     from ._kernel_matrices import KernelLike
 
 __all__ = ["SPSDApproximation", "nystrom", "fast_spsd", "faster_spsd", "optimal_spsd", "eta"]

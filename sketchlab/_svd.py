@@ -200,13 +200,16 @@ def _rank_for_tol(tol, s, TA, TU_C, U_N, TAV, Vt_N, norm):
     rank with the smallest estimated error (the higher ranks of a single-pass
     SVD can be worse than the lower ones, even worse than zero).
     """
+    # in units of ||A||_F (finite at any scale): the squares stay in range
+    unit = norm if 0.0 < norm < math.inf else 1.0
+    TA, TAV, s = TA / unit, TAV / unit, s / unit
     TU = TU_C @ U_N  # (q, t)
     W = TAV @ Vt_N.T  # TA Vt^T, (q, t)
     cross = np.einsum("bj,bj->j", W, TU) * s  # trace of W_l S_l TU_l^T, term by term
     own = np.einsum("bj,bj->j", TU, TU) * s * s
     residual2 = float(np.einsum("bj,bj->", TA, TA)) - np.cumsum(2 * cross - own)
     for rank, value in enumerate(residual2, start=1):  # ||T E_rank||_F^2 estimates ||E_rank||_F^2
-        if math.sqrt(max(value, 0.0)) <= tol * norm:
+        if math.sqrt(max(value, 0.0)) <= tol * norm / unit:
             return rank, rank
     return None, int(np.argmin(residual2)) + 1 if residual2.size else 0
 
@@ -247,7 +250,7 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
             N = solve_core(SU, sketches["core"], SV.T, eps=eps)
         U_N, s, Vt_N = sla.svd(N, full_matrices=False, check_finite=False,
                                lapack_driver="gesdd")
-        norm = math.sqrt(state.squared_norm)
+        norm = state.norm
         if test:
             theta = state.operators("test")[0]
             TA = np.asarray(sketches["test"], dtype=np.float64)  # (q, n)

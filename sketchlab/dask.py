@@ -945,7 +945,7 @@ def cur(A: da.Array | MatrixLike, c: int, r: int | None = None, *, k: int | None
     estimate = None
     if theta is not None:
         Z = state["probe"] - C @ (U @ theta.apply(R, axis=1))
-        estimate = from_gaussian_probes((Z * np.sqrt(q)).T, norm=np.sqrt(state.squared_norm),
+        estimate = from_gaussian_probes((Z * np.sqrt(q)).T, norm=state.norm,
                                         inner_size=probe_inner_size(theta))
     return CURDecomposition(columns, rows, np.asarray(C), U, np.asarray(R), select=select,
                             core=core, error_estimate=estimate)

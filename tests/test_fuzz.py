@@ -934,10 +934,8 @@ def check_sketch_state(data, dim):
         assert got.dtype == dtype, name
         scale = max(np.abs(w).max(initial=0.0), np.abs(Dcast).max(initial=0.0), 1e-300)
         assert np.abs(got - w).max(initial=0.0) <= tol * scale * max(m, n), name
-    norm = np.linalg.norm(Dcast)
-    # the squared norm is a float64 (test_known_bug_squared_norm_overflows)
-    if 1e-150 < norm < 1e150:
-        assert np.isclose(state.squared_norm, norm**2, rtol=1e-5 if float32 else 1e-10)
+    norm = np.linalg.norm(Dcast)  # numpy scales its own sum of squares
+    assert np.isclose(state.norm, norm, rtol=1e-5 if float32 else 1e-10)
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -1155,18 +1153,11 @@ def test_known_bug_extreme_scale_eta(e):
     assert np.isclose(sl.eta(2.0**e * K, 2, rng=6), sl.eta(K, 2, rng=6), rtol=1e-8)
 
 
-BUG_SCALE_TOL = (
-    "single-pass SVDs with tol= on a matrix scaled by 2**+-600 or more: "
-    "SketchState.squared_norm (||A||_F^2 in float64) under/overflows, so tiny matrices get "
-    "another rank and huge ones make practical/three-sketch raise 'operands could not be "
-    "broadcast together'"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=BUG_SCALE_TOL)
 @pytest.mark.parametrize("name, e", [("fast_sp_svd", -600), ("practical_sp_svd", -1000),
                                      ("practical_sp_svd", 600), ("three_sketch_svd", 1000)])
-def test_known_bug_extreme_scale_svd_tol(name, e):
+def test_extreme_scale_svd_tol(name, e):
+    """tol= picks the same rank at any scale (||A||_F^2 used to under/overflow:
+    tiny matrices got another rank, huge ones a broadcasting error)."""
     A = fc.base_dense((8, 6), 1)
     f = getattr(sl, name)
     U, s, Vt = f(2.0**e * A, 2, tol=0.3, rng=3)
@@ -1174,14 +1165,20 @@ def test_known_bug_extreme_scale_svd_tol(name, e):
     assert s.shape == s1.shape and np.allclose(np.ldexp(s, -e), s1, rtol=1e-8)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "SketchState.squared_norm of a block with entries near 1e+-301 is 0 or inf (||A||_F^2 "
-    "kept as a plain float64)"))
-@pytest.mark.parametrize("e", [-1000, 1000])
-def test_known_bug_squared_norm_overflows(e):
+@pytest.mark.parametrize("e", [-1000, -600, 600, 1000])
+def test_sketch_state_norm_at_extreme_scales(e):
+    """SketchState.norm is ||A||_F at any scale (squared_norm under/overflows
+    there, as ||A||_F^2 itself does), also summed over blocks and dask's
+    shares."""
     A = fc.base_dense((7, 5))
     state = fc._state(A.shape).update(2.0**e * A)
-    assert np.isclose(np.ldexp(np.sqrt(state.squared_norm), -e), np.linalg.norm(A))
+    assert np.isclose(np.ldexp(state.norm, -e), np.linalg.norm(A), rtol=1e-14)
+    half = fc._state(A.shape).update(2.0**e * A[:3])
+    rest = fc._state(A.shape)
+    rest.add_block_sketches(rest.block_sketches(2.0**(e // 2) * A[3:], (3, 0)), (3, 0),
+                            (4, 5))
+    both = np.hypot(np.ldexp(np.linalg.norm(A[:3]), e), np.ldexp(np.linalg.norm(A[3:]), e // 2))
+    assert np.isclose(half.merge(rest).norm, both, rtol=1e-14)
 
 
 # ---------------------------------------------------------------------------
