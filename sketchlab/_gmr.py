@@ -6,9 +6,10 @@ The GMR problem is ``min_X ||A - C X R||_F`` with solution
 ``min_X ||S_C C X R S_R^T - S_C A S_R^T||_F`` instead (eq. (3.1)), whose
 solution is ``X~ = (S_C C)^+ (S_C A S_R^T) (R S_R^T)^+`` (eq. (3.3)).
 
-Both share one small solver: ``L^+ M Rr^+`` through thin SVDs of the two
-small factors, with singular values below a relative tolerance treated as
-zero (pseudo-inverse semantics for rank-deficient factors).
+Both share one small solver: ``L^+ M Rr^+`` through Cholesky QRs of the two
+small factors where they are clearly of full rank, else their thin SVDs,
+with singular values below a relative tolerance treated as zero
+(pseudo-inverse semantics for rank-deficient factors).
 """
 
 from __future__ import annotations
