@@ -491,7 +491,10 @@ def svd_figure_rows(A, k=10, grid=SVD_GRID, seeds=range(10)):
     rows = []
     for x in grid:
         c = r = x * k // 2
-        s_c = s_r = math.ceil(3 * c * math.sqrt(x))
+        # capped at the dimensions, as the experiments' sizes (sketch sizes above them
+        # are refused since round two)
+        s_c = min(m, math.ceil(3 * c * math.sqrt(x)))
+        s_r = min(n, math.ceil(3 * r * math.sqrt(x)))
         c_p, r_p = svd_mod.practical_sp_svd_sizes(c + r, k)
         sizes_3 = svd_mod.three_sketch_svd_sizes(m * c + n * r + s_c * s_r, (m, n), k)
         runs = {
