@@ -530,7 +530,8 @@ def spsd_cases(spec, config, show_progress=True):
                 plain_result, plain = timed(lambda: call(False))
                 result, seconds = timed(lambda: call(True))
                 assert np.array_equal(result.columns, cols)
-                err = _core_error(CtK[pos] @ Ct[pos].T, Ct[pos], norm, result.U)
+                err = norm * kernel_sweep.RelativeError.from_parts(
+                    norm**2, CtK[pos] @ Ct[pos].T, Ct[pos] @ Ct[pos].T)(result.U)
                 est = result.error_estimate
                 rows.append(_row(
                     "estimate", alg, name, storage=_storage(data), m=n, n=n, k=config.kernel_k,
@@ -539,14 +540,6 @@ def spsd_cases(spec, config, show_progress=True):
                         np.array_equal(plain_result.U, result.U)), **_estimate_keys(err, est)))
                 bar.update()
     return rows
-
-
-def _core_error(CtKC, Ct, norm, U):
-    """``||K - C U C^T||_F`` from ``C^T K C`` and ``C^T`` (rows of K), in O(n c^2)."""
-    G = Ct @ Ct.T
-    cross = float(np.sum(U * CtKC))
-    square = float(np.sum((U @ G) * (G @ U)))
-    return math.sqrt(max(norm**2 - 2.0 * cross + square, 0.0))
 
 
 # ---------------------------------------------------------------------------

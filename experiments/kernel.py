@@ -173,6 +173,14 @@ class RelativeError:
         self.T = C.T @ (K @ C)
         self.G = C.T @ C
 
+    @classmethod
+    def from_parts(cls, norm2, T, G):
+        """From ``||K||_F^2``, ``T = C^T K C`` and ``G = C^T C`` already formed
+        (a sweep that shares one ``C^T K`` between several landmark counts)."""
+        self = cls.__new__(cls)
+        self.norm2, self.T, self.G = float(norm2), T, G
+        return self
+
     def __call__(self, U):
         # ||C U C^T||_F^2 = tr(U G U^T G) = sum((U G) * (G U)) for symmetric G
         cross = float(np.sum(U * self.T))

@@ -262,6 +262,19 @@ def _panels(plt, count):
     return fig, list(axes.flat[:count])
 
 
+def _panel_figure(plt, rows, key, draw, path, legend=True):
+    """One panel per value of ``key`` (``draw(ax, rows)`` each), a shared
+    legend, saved to ``path``; returns the path."""
+    per_value = group(rows, key)
+    fig, axes = _panels(plt, len(per_value))
+    for ax, (_, sub) in zip(axes, per_value.items()):
+        draw(ax, sub)
+    if legend:
+        _legend(fig, axes)
+    fig.tight_layout()
+    return _save(fig, Path(path))
+
+
 def plot_sweep(name, rows, folder):
     """Draw sweep ``name`` from its rows into ``folder``; returns the PNG paths."""
     plt = _pyplot()
@@ -333,26 +346,18 @@ def plot_landmarks(rows, folder):
     rows = [r for r in rows if isinstance(r.get("landmarks"), str) and r["c"] == 2 * r["k"]]
     if not any(r["landmarks"] != "uniform" for r in rows):
         return []
-    per_set = group(rows, "dataset")
-    fig, axes = _panels(plt, len(per_set))
-    for ax, ((_,), sub) in zip(axes, per_set.items()):
-        draw_landmarks(ax, sub)
-    _legend(fig, axes)
-    fig.tight_layout()
-    return [_save(fig, Path(folder) / "kernel-landmarks.png")]
+    return [_panel_figure(plt, rows, "dataset", draw_landmarks,
+                          Path(folder) / "kernel-landmarks.png")]
 
 
 def plot_estimate(rows, folder):
     """``estimate.png``: one panel per algorithm, estimate against truth, every case."""
     plt = _pyplot()
-    per_alg = group([r for r in rows if r["part"] == "estimate"], "algorithm")
-    if not per_alg:
+    cases = [r for r in rows if r["part"] == "estimate"]
+    if not cases:
         return []
-    fig, axes = _panels(plt, len(per_alg))
-    for ax, ((_,), sub) in zip(axes, per_alg.items()):
-        draw_estimate(ax, sub)
-    fig.tight_layout()
-    return [_save(fig, Path(folder) / "estimate.png")]
+    return [_panel_figure(plt, cases, "algorithm", draw_estimate, Path(folder) / "estimate.png",
+                          legend=False)]
 
 
 def draw_runs(ax, rows):
@@ -414,24 +419,15 @@ def plot_investigate(rows, folder):
     runs = [r for r in rows if r["study"] == "spsd-table" and r["attempt"] == AS_RUN
             and r["metric"] == "error"]  # fmt: skip
     if runs:
-        per_set = group(runs, "dataset")
-        fig, axes = _panels(plt, len(per_set))
-        for ax, ((_,), sub) in zip(axes, per_set.items()):
-            draw_runs(ax, sub)
-        _legend(fig, axes)
-        fig.tight_layout()
-        written.append(_save(fig, folder / "investigate.png"))
+        written.append(_panel_figure(plt, runs, "dataset", draw_runs,
+                                     Path(folder) / "investigate.png"))
     cond = [r for r in rows if r["study"] == "svd-conditioning"]
     model = [r for r in cond if r["dataset"] == MODEL]
     data = [r for r in cond if r["dataset"] != MODEL]
     if data:
-        per_set = group(data, "dataset")
-        fig, axes = _panels(plt, len(per_set))
-        for ax, ((_,), sub) in zip(axes, per_set.items()):
-            draw_conditioning(ax, sub, model)
-        _legend(fig, axes)
-        fig.tight_layout()
-        written.append(_save(fig, folder / "investigate-svd.png"))
+        written.append(_panel_figure(plt, data, "dataset",
+                                     lambda ax, sub: draw_conditioning(ax, sub, model),
+                                     Path(folder) / "investigate-svd.png"))
     return written
 
 

@@ -596,9 +596,9 @@ def section_estimate(out, rows, verdicts):
     if svd_tol:
         lines += ["", "### Single-pass SVDs with tol=t (information)", "",
                   "`fast_sp_svd(A, k, tol=t)` and its peers return the smallest rank whose "
-                  "estimated relative error ||A - A_hat||_F / ||A||_F is <= t (the whole sketch "
-                  f"rank, 2k = {2 * est.EstimateConfig.svd_tol_k}, with a warning when none "
-                  "is). t is the relative error of the best rank-q approximation (rounded up); "
+                  "estimated relative error ||A - A_hat||_F / ||A||_F is <= t (when no rank up "
+                  f"to the sketch rank, 2k = {2 * est.EstimateConfig.svd_tol_k}, is: the one "
+                  "with the smallest estimated error, with a warning). t is the relative error of the best rank-q approximation (rounded up); "
                   "the best rank is the smallest q reaching t.", ""]  # fmt: skip
         body = [[_name(t["dataset"]), t["algorithm"], f"{t['tol']:g}", t["runs"],
                  t["best_rank"], f"{t['rank_median']:g} ({t['rank_min']}-{t['rank_max']})",

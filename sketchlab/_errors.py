@@ -234,7 +234,7 @@ def from_moments(mean: float, variance: float, *, known: float = 0.0, unit: floa
     estimate ``mean`` of the sampled part T and the variance of that estimate
     (``unit`` keeps squares of large errors finite).
 
-    ``known`` is the part of ``||E||_F^2 / scale`` computed exactly (as the
+    ``known`` is the part of ``||E||_F^2 / unit^2`` computed exactly (as the
     diagonal of a kernel's error).  The estimate of T, a positive sum of
     right-skewed terms, is treated as a scaled chi-square (a Gamma law) with
     the degrees of freedom ``2 mean^2 / variance`` that match its two

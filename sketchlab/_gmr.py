@@ -497,7 +497,7 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
         return X.astype(dtype, copy=False)
     # the probes are drawn after the sketches (from a generator of their own
     # when the sketches were given), so X is the same with or without them
-    probe = ResidualProbe(A, C, R, q, _probe_generator(sketch, rng))
+    probe = ResidualProbe.of(A, C, R, q, _probe_generator(sketch, rng))
     return X.astype(dtype, copy=False), probe.estimate(X)
 
 
@@ -511,17 +511,29 @@ class ResidualProbe:
     """The test sketch of an error estimate of ``||A - C X R||_F``:
     ``A Theta^T`` (m x q) with Theta q Gaussian probes through a CountSketch
     of A's columns, and ``R Theta^T``; then ``E Theta^T = A Theta^T - C X
-    (R Theta^T)`` for any X."""
+    (R Theta^T)`` for any X.
+
+    ``ResidualProbe(theta, AT, C, R, norm)`` takes ``A Theta^T`` and
+    ``||A||_F`` already gathered (the dask front's pass);
+    :meth:`of` gathers them from an in-memory A."""
 
     # Its products are thin (q = 10 columns): they run on one BLAS thread, so
     # that idle OpenBLAS threads do not compete with the Numba kernels next.
-    def __init__(self, A, C, R, q, gen):
-        self.theta = probe_operator(q, A.shape[1], gen)
-        with trusted(A, R), serial_blas():  # validated by check_gmr_inputs
-            self.AT = self.theta.apply(A, axis=1)  # (m, q)
-            self.RT = self.theta.apply(R, axis=1)  # (r, q)
+    def __init__(self, theta, AT, C, R, norm):
+        self.theta = theta
+        self.AT = AT  # (m, q)
+        with trusted(R), serial_blas():  # validated by the caller
+            self.RT = theta.apply(R, axis=1)  # (r, q)
         self.C = C
-        self.norm = np.sqrt(squared_frobenius(A))
+        self.norm = norm
+
+    @classmethod
+    def of(cls, A, C, R, q, gen):
+        """The probe of an in-memory A (validated, as by check_gmr_inputs)."""
+        theta = probe_operator(q, A.shape[1], gen)
+        with trusted(A), serial_blas():
+            AT = theta.apply(A, axis=1)
+        return cls(theta, AT, C, R, float(np.sqrt(squared_frobenius(A))))
 
     def probes(self, X):
         """Rows g_b^T E^T with g_b ~ N(0, I): columns of E Theta^T times sqrt(q)."""
@@ -563,7 +575,7 @@ def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rn
         S_C, S_R = _split_sketches(sketch, half, C, R, m, n, gen)
         SC_C, M, R_SR = _sketch_problem(S_C, S_R, A, C, R)
         if probe is None:
-            probe = ResidualProbe(A, C, R, q, gen)
+            probe = ResidualProbe.of(A, C, R, q, gen)
         h_c, h_r = half
         solve = lambda rows, cols: solve_sketched(  # noqa: E731
             SC_C[rows], M[rows][:, cols], R_SR[:, cols], rtol=rtol, eps=eps, structure=structure)

@@ -170,25 +170,27 @@ class SketchState:
     @property
     def norm(self) -> float:
         """``||A||_F`` of the blocks seen so far."""
-        used = np.flatnonzero(self._norm_sums)
-        if used.size == 0:
-            return 0.0
-        top = int(used[-1])
-        weights = np.ldexp(1.0, 2 * _NORM_STEP * (np.arange(top + 1) - top))
-        total = float(self._norm_sums[:top + 1] @ weights)
+        total, e = self._norm_total()
         with np.errstate(over="ignore"):
-            return float(np.ldexp(math.sqrt(total), _NORM_STEP * (top - _NORM_MID)))
+            return float(np.ldexp(math.sqrt(total), e))
 
     @property
     def squared_norm(self) -> float:
         """``||A||_F^2`` of the blocks seen so far (inf or 0 where it leaves
         the range of float64; :attr:`norm` does not)."""
+        total, e = self._norm_total()
         with np.errstate(over="ignore"):
-            return float(np.square(self.norm))
+            return float(np.ldexp(total, 2 * e))
 
-    def _add_norm(self, block):
-        e, ssq = frobenius_parts(block)
-        self._norm_sums += _norm_share(e, ssq)
+    def _norm_total(self):
+        """``(total, e)`` with ``||A||_F^2 = total 2**(2 e)``, total in range:
+        the buckets summed in units of the largest one used."""
+        used = np.flatnonzero(self._norm_sums)
+        if used.size == 0:
+            return 0.0, 0
+        top = int(used[-1])
+        weights = np.ldexp(1.0, 2 * _NORM_STEP * (np.arange(top + 1) - top))
+        return float(self._norm_sums[:top + 1] @ weights), _NORM_STEP * (top - _NORM_MID)
 
     @property
     def share_keys(self) -> tuple[str, ...]:
@@ -293,7 +295,7 @@ class SketchState:
         h, w = block.shape
         if 0 in block.shape:
             return self
-        self._add_norm(block)
+        self._norm_sums += _norm_share(block)
         with trusted(block):
             for name, (left, right) in self._specs.items():
                 target = self._arrays[name]
@@ -342,7 +344,7 @@ class SketchState:
                         sketch_both(left, block, right, offsets=(i0, j0), out=part,
                                     accumulate=True)
                 shares[name] = part
-        shares[self.NORM_KEY] = _norm_share(*frobenius_parts(block))[None, :]
+        shares[self.NORM_KEY] = _norm_share(block)[None, :]
         return shares
 
     def add_block_sketches(self, shares: Mapping[str, NDArray[np.floating]],
@@ -410,8 +412,9 @@ _NORM_MID = 18
 _NORM_BUCKETS = 2 * _NORM_MID + 1  # exponents -1152 .. 1152
 
 
-def _norm_share(e, ssq):
+def _norm_share(block):
     """The bucket array of one block's ``||X||_F^2 = 2**(2 e) ssq``."""
+    e, ssq = frobenius_parts(block)
     out = np.zeros(_NORM_BUCKETS)
     if ssq > 0:
         b = min(max(round(e / _NORM_STEP), -_NORM_MID), _NORM_MID)

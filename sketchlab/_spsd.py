@@ -342,6 +342,24 @@ def _two_way(block, weight, diag, norm=None, n_probes=0):
                         n_probes=n_probes)
 
 
+
+# The parameters estimate_error and n_probes, the same for the four methods
+# (filled into their docstrings at "{estimate}" below).
+_ESTIMATE_DOC = """estimate_error : bool, default False
+        Attach an :class:`~sketchlab.ErrorEstimate` of ``||K - C U C^T||_F``
+        as ``error_estimate``, drawn after everything else: the diagonal of
+        the error exactly, and its off-diagonal part from one block of K of
+        about ``n_probes * n`` entries whose rows and columns are drawn mostly
+        where the approximation is large, with a Gamma interval from the
+        block's own two-way variance (it assumes the block sees the rows that
+        carry the error; 86-97% coverage per data set on the paper's kernels).  Its
+        entries (and the diagonal of K, where not known) are counted in
+        ``n_evaluated``.
+    n_probes : int, optional
+        Size of the estimate's block in rows of K (default 40: about 40 n
+        entries)."""
+
+
 def _row_leverage(C):
     """Row leverage scores of C; uniform when C is all zero (then every
     core is 0 whatever rows are drawn)."""
@@ -385,19 +403,7 @@ def nystrom(K: KernelLike, c: int | None, *, columns: ArrayLike | None = None,
         ``n_evaluated``.
     rng : None, int or numpy.random.Generator
         Seed of the landmark draw.
-    estimate_error : bool, default False
-        Attach an :class:`~sketchlab.ErrorEstimate` of ``||K - C U C^T||_F``
-        as ``error_estimate``, drawn after everything else: the diagonal of
-        the error exactly, and its off-diagonal part from one block of K of
-        about ``n_probes * n`` entries whose rows and columns are drawn mostly
-        where the approximation is large, with a Gamma interval from the
-        block's own two-way variance (it assumes the block sees the rows that
-        carry the error; 85-92% coverage on the paper's kernels).  Its
-        entries (and the diagonal of K, where not known) are counted in
-        ``n_evaluated``.
-    n_probes : int, optional
-        Size of the estimate's block in rows of K (default 40: about 40 n
-        entries).
+    {estimate}
 
     Returns
     -------
@@ -479,19 +485,7 @@ def fast_spsd(K: KernelLike, c: int | None, s: int, *, columns: ArrayLike | None
         Row ``i`` of S is ``e_i^T / sqrt(s p_i)`` (``p`` the sampling
         probabilities, also for forced rows); unscaled rows are ``e_i^T``.
         Irrelevant for uniform sampling (a constant scale cancels).
-    estimate_error : bool, default False
-        Attach an :class:`~sketchlab.ErrorEstimate` of ``||K - C U C^T||_F``
-        as ``error_estimate``, drawn after everything else: the diagonal of
-        the error exactly, and its off-diagonal part from one block of K of
-        about ``n_probes * n`` entries whose rows and columns are drawn mostly
-        where the approximation is large, with a Gamma interval from the
-        block's own two-way variance (it assumes the block sees the rows that
-        carry the error; 85-92% coverage on the paper's kernels).  Its
-        entries (and the diagonal of K, where not known) are counted in
-        ``n_evaluated``.
-    n_probes : int, optional
-        Size of the estimate's block in rows of K (default 40: about 40 n
-        entries).
+    {estimate}
 
     Returns
     -------
@@ -606,19 +600,7 @@ def faster_spsd(K: KernelLike, c: int | None, s: int, *, columns: ArrayLike | No
         ``n_evaluated``.
     rng : None, int or numpy.random.Generator
         Seed of the landmarks, S1 and S2.
-    estimate_error : bool, default False
-        Attach an :class:`~sketchlab.ErrorEstimate` of ``||K - C U C^T||_F``
-        as ``error_estimate``, drawn after everything else: the diagonal of
-        the error exactly, and its off-diagonal part from one block of K of
-        about ``n_probes * n`` entries whose rows and columns are drawn mostly
-        where the approximation is large, with a Gamma interval from the
-        block's own two-way variance (it assumes the block sees the rows that
-        carry the error; 85-92% coverage on the paper's kernels).  Its
-        entries (and the diagonal of K, where not known) are counted in
-        ``n_evaluated``.
-    n_probes : int, optional
-        Size of the estimate's block in rows of K (default 40: about 40 n
-        entries).
+    {estimate}
 
     Returns
     -------
@@ -692,19 +674,7 @@ def optimal_spsd(K: KernelLike, c: int | None, *, columns: ArrayLike | None = No
     block_rows : int, optional
         Rows of K evaluated at a time (default: about 4M entries), so that K
         is never held whole.
-    estimate_error : bool, default False
-        Attach an :class:`~sketchlab.ErrorEstimate` of ``||K - C U C^T||_F``
-        as ``error_estimate``, drawn after everything else: the diagonal of
-        the error exactly, and its off-diagonal part from one block of K of
-        about ``n_probes * n`` entries whose rows and columns are drawn mostly
-        where the approximation is large, with a Gamma interval from the
-        block's own two-way variance (it assumes the block sees the rows that
-        carry the error; 85-92% coverage on the paper's kernels).  Its
-        entries (and the diagonal of K, where not known) are counted in
-        ``n_evaluated``.
-    n_probes : int, optional
-        Size of the estimate's block in rows of K (default 40: about 40 n
-        entries).
+    {estimate}
 
     Returns
     -------
@@ -853,3 +823,9 @@ def eta(K: KernelLike, k: int, *, rng: None | int | np.random.Generator = None, 
         Qj = W[:, keep][:, :n - Q.shape[1]]
     # total is set by the first pass, and max_iter >= 1
     return float(min(1.0, share / total))  # type: ignore[operator]
+
+
+for _f in (nystrom, fast_spsd, faster_spsd, optimal_spsd):
+    if _f.__doc__:  # None under python -OO
+        _f.__doc__ = _f.__doc__.replace("{estimate}", _ESTIMATE_DOC)
+del _f

@@ -898,8 +898,8 @@ def cur(A: da.Array | MatrixLike, c: int, r: int | None = None, *, k: int | None
     """
     from ._cur import CURDecomposition, check_cur_args, cross_core
     from ._cur import cur as cur_in_memory
-    from ._errors import from_gaussian_probes, probe_inner_size, probe_operator
-    from ._gmr import solve_sketched
+    from ._errors import probe_operator
+    from ._gmr import ResidualProbe, solve_sketched
     from ._operators import IndexSelection
     from ._registry import make_sketch
     from ._selection import select_from_sketches, selection_sketches
@@ -944,8 +944,6 @@ def cur(A: da.Array | MatrixLike, c: int, r: int | None = None, *, k: int | None
         U = cross_core(R, columns, k)
     estimate = None
     if theta is not None:
-        Z = state["probe"] - C @ (U @ theta.apply(R, axis=1))
-        estimate = from_gaussian_probes((Z * np.sqrt(q)).T, norm=state.norm,
-                                        inner_size=probe_inner_size(theta))
+        estimate = ResidualProbe(theta, state["probe"], C, R, state.norm).estimate(U)
     return CURDecomposition(columns, rows, np.asarray(C), U, np.asarray(R), select=select,
                             core=core, error_estimate=estimate)
