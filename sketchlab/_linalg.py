@@ -127,14 +127,29 @@ def cholesky_qr(B: Array, rtol: float | None = None,
     T1 = _gram_cholesky(B)
     if T1 is None:
         return None
-    rcond, info = sla.lapack.dtrcon(T1, norm="1", uplo="U")
-    if info != 0 or not n < limit * rcond:  # n / rcond >= limit, NaN-safe
+    rcond = _triangular_rcond(T1)
+    if not n < limit * rcond:  # n / rcond >= limit, NaN-safe
         return None
     Q = _right_solve(B, T1)
     T2 = _gram_cholesky(Q)
     if T2 is None:  # pragma: no cover - Q has condition number near 1 here
         return None
     return _right_solve(Q, T2), T2 @ T1
+
+
+def _triangular_rcond(T):
+    """Reciprocal 1-norm condition number of an upper triangular T: LAPACK's
+    trcon estimate where scipy has it (not in 1.10), else exactly from the
+    inverse (``trtri``, as many flops as the Cholesky factorization); 0 when T
+    is singular."""
+    trcon = getattr(sla.lapack, "dtrcon", None)
+    if trcon is not None:
+        rcond, info = trcon(T, norm="1", uplo="U")
+        return rcond if info == 0 else 0.0
+    Tinv, info = sla.lapack.dtrtri(T, lower=0)
+    if info != 0:
+        return 0.0
+    return 1.0 / (np.abs(T).sum(axis=0).max() * np.abs(Tinv).sum(axis=0).max())
 
 
 def _gram_cholesky(B):

@@ -117,12 +117,19 @@ def test_gmr_rank_deficient_has_pseudo_inverse_semantics(form):
     assert np.abs(X @ Vr[2:].T).max() < 1e-10 * np.abs(X).max()
 
 
+@pytest.mark.parametrize("trcon", [True, False], ids=["trcon", "no-trcon"])
 @pytest.mark.parametrize("cond", [1.0, 1e3, 1e5, 1e8, 1e14, np.inf])
-def test_solve_core_same_answer_by_cholesky_qr_or_svd(cond):
+def test_solve_core_same_answer_by_cholesky_qr_or_svd(cond, trcon, monkeypatch):
     """The core takes the Cholesky QR only for factors clearly of full rank,
     and gives the truncated-SVD answer (the pseudo-inverse formula) at every
-    condition number, rank-deficient factors included."""
+    condition number, rank-deficient factors included; the same with scipy's
+    LAPACK trcon and without it (scipy 1.10 lacks it)."""
+    import scipy.linalg.lapack
+
     from sketchlab._linalg import cholesky_qr, solve_core
+
+    if not trcon:
+        monkeypatch.delattr(scipy.linalg.lapack, "dtrcon", raising=False)
 
     g = np.random.default_rng(7)
     p, c = 300, 20
