@@ -60,7 +60,24 @@ __all__ = [
     "sampling_scores",
     "squared_frobenius",
     "frobenius_parts",
+    "square_safe_exponent",
 ]
+
+# entries whose magnitudes lie in this range can be squared and summed (Gram
+# matrices, norms, Householder vectors) without under- or overflow
+_SQUARE_SAFE = (1e-140, 1e140)
+
+
+def square_safe_exponent(X: Array) -> int:
+    """0 when the largest magnitude of X lies in (1e-140, 1e140) (or X is
+    zero, empty or not finite), else its binary exponent e: ``ldexp(X, -e)``
+    then has its largest magnitude in [0.5, 1), exactly, and its squares
+    neither underflow nor overflow (some BLAS builds square without scaling
+    in nrm2, so a Householder QR of a matrix near 1e-301 lost 9 digits)."""
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    if top == 0.0 or not top < np.inf or _SQUARE_SAFE[0] < top < _SQUARE_SAFE[1]:
+        return 0
+    return math.frexp(top)[1]
 
 
 def default_rtol(shape: tuple[int, ...], eps: float) -> float:
@@ -124,6 +141,9 @@ def cholesky_qr(B: Array, rtol: float | None = None,
     if rtol is None:
         rtol = default_rtol(B.shape, eps)
     limit = min(_CHOLQR_MAX_COND, 0.01 / rtol) if rtol > 0 else _CHOLQR_MAX_COND
+    e = square_safe_exponent(B)  # the Gram matrix neither under- nor overflows
+    if e:
+        B = np.ldexp(B, -e)
     T1 = _gram_cholesky(B)
     if T1 is None:
         return None
@@ -134,7 +154,7 @@ def cholesky_qr(B: Array, rtol: float | None = None,
     T2 = _gram_cholesky(Q)
     if T2 is None:  # pragma: no cover - Q has condition number near 1 here
         return None
-    return _right_solve(Q, T2), T2 @ T1
+    return _right_solve(Q, T2), np.ldexp(T2 @ T1, e) if e else T2 @ T1
 
 
 def _triangular_rcond(T):
@@ -154,7 +174,8 @@ def _triangular_rcond(T):
 
 def _gram_cholesky(B):
     """Upper Cholesky factor of ``B^T B``, or None when it does not exist."""
-    G = B.T @ B
+    with np.errstate(over="ignore", invalid="ignore"):
+        G = B.T @ B
     if not np.isfinite(G).all():
         return None
     T, info = sla.lapack.dpotrf(G, lower=0, clean=1)

@@ -41,6 +41,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ._config import serial_blas
+from ._linalg import square_safe_exponent
 from ._operators import CountSketch, GaussianSketch, compose
 from ._validation import trusted
 
@@ -108,8 +109,14 @@ def _top_singular_vectors(B, count, side):
     """Top ``count`` right (``side="right"``: B is l x n) or left (B is m x l)
     singular vectors of a thin sketch B, from the eigenvectors of its l x l
     Gram matrix (squaring the condition number only matters for directions
-    far below the leading ones, which no selection uses)."""
+    far below the leading ones, which no selection uses), and the singular
+    values of B, scaled by a power of two when its Gram matrix would under- or
+    overflow (see :func:`~sketchlab._linalg.square_safe_exponent`): then the
+    vectors do not depend on the scale of A."""
     B = np.asarray(B, dtype=np.float64)
+    e = square_safe_exponent(B)
+    if e:
+        B = np.ldexp(B, -e)
     Bt = B.T if side == "right" else B  # tall: (n or m) x l
     with serial_blas():
         w, V = sla.eigh(Bt.T @ Bt, check_finite=False)

@@ -31,7 +31,7 @@ from ._config import serial_blas
 from ._errors import check_probes, from_moments
 from ._gmr import solve_sketched
 from ._kernel_matrices import as_kernel
-from ._linalg import exact_core, sampling_scores, solve_core, symmetrize
+from ._linalg import exact_core, frobenius_parts, sampling_scores, solve_core, symmetrize
 from ._operators import LeverageScoreSampler, UniformSampler
 from ._selection import LANDMARKS, select_landmarks
 from ._validation import as_generator, check_choice, check_int, check_positive
@@ -788,18 +788,22 @@ def eta(K: KernelLike, k: int, *, rng: None | int | np.random.Generator = None, 
         Qj = sla.qr(gen.standard_normal((n, min(n, k + 10))), mode="economic",
                     check_finite=False)[0]
     Qs, Zs = [], []
+    # ||K||_F^2 = 2**(2 e) total, and the Ritz values are scaled by 2**-e
+    # before they are squared: neither under- nor overflows at any scale of K
     total = None
+    e = 0
     prev = None
     for _ in range(max_iter):
         Zj = np.empty_like(Qj)  # K Qj, one pass over K
-        sq = 0.0
+        parts = []
         for i0, block in K.row_blocks(block_rows):
             block = np.asarray(block, dtype=np.float64)
             Zj[i0:i0 + block.shape[0]] = block @ Qj
             if total is None:
-                sq += float(np.einsum("ij,ij->", block, block))
+                parts.append(frobenius_parts(block))
         if total is None:
-            total = sq
+            e = max((pe for pe, ssq in parts if ssq > 0), default=0)
+            total = math.fsum(math.ldexp(ssq, 2 * (pe - e)) for pe, ssq in parts)
             if total == 0.0:
                 return 0.0
         Qs.append(Qj)
@@ -809,7 +813,7 @@ def eta(K: KernelLike, k: int, *, rng: None | int | np.random.Generator = None, 
             # Rayleigh-Ritz on the Krylov basis: K Q is known block by block
             theta = sla.eigvalsh(symmetrize(Q.T @ np.hstack(Zs)), check_finite=False)
             theta = theta[np.argsort(-np.abs(theta))][:k]
-            share = float(np.sum(theta**2))
+            share = float(np.sum(np.ldexp(theta, -e)**2))
             if prev is not None and abs(share - prev) <= tol * share:
                 break
             prev = share

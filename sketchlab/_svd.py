@@ -37,7 +37,7 @@ import scipy.sparse as sp
 
 from ._config import serial_blas
 from ._errors import check_probes, from_gaussian_probes, probe_inner_size, probe_operator
-from ._linalg import solve_core
+from ._linalg import solve_core, square_safe_exponent
 from ._operators import UniformSampler
 from ._registry import SVD_SKETCHES, make_sketch
 from ._sketch_state import SketchState
@@ -163,8 +163,14 @@ def _chunks(n, pieces=_CHUNKS):
 
 
 def _qr(X, overwrite):
-    """Economic Householder QR of a tall-or-wide X: (Q, T), Q orthonormal."""
-    return sla.qr(X, mode="economic", overwrite_a=overwrite, check_finite=False)
+    """Economic Householder QR of a tall-or-wide X: (Q, T), Q orthonormal;
+    X scaled by a power of two first where its squares would under- or
+    overflow (exact: only T carries the scale)."""
+    e = square_safe_exponent(X)
+    if e:
+        X = np.ldexp(X, -e, out=X if overwrite else None)
+    Q, T = sla.qr(X, mode="economic", overwrite_a=overwrite, check_finite=False)
+    return Q, np.ldexp(T, e) if e else T
 
 
 def _sketch_rows(op, Q):

@@ -1083,16 +1083,19 @@ def test_sketch_state_core_of_size_one_from_csc_block():
     assert np.allclose(state["core"], dense_op(L) @ A.toarray() @ dense_op(R).T)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "fast_sp_svd of a matrix scaled by 2**-1000 (entries near 1e-301) loses about 9 digits: "
-    "U diag(s) Vt / 2**-1000 differs from the unscaled result by 2e-7 relative (numpy's SVD "
-    "and practical_sp_svd, three_sketch_svd keep 1e-15)"))
-def test_known_bug_fast_sp_svd_precision_near_underflow():
+@pytest.mark.parametrize("name", ["fast_sp_svd", "practical_sp_svd", "three_sketch_svd"])
+@pytest.mark.parametrize("e", [-1000, 1000])
+def test_svd_precision_at_extreme_scales(name, e):
+    """fast_sp_svd of a matrix scaled by 2**-1000 (entries near 1e-301) lost
+    about 9 digits: the Householder QR of its range sketch squared entries
+    near underflow.  Now every single-pass SVD is exact under scaling by a
+    power of two, to rounding."""
     A = fc.base_dense((6, 5), 0)
-    U, s, Vt = sl.fast_sp_svd(2.0**-1000 * A, 2, rng=3)
-    U1, s1, Vt1 = sl.fast_sp_svd(A, 2, rng=3)
-    assert np.allclose(np.ldexp((U * s) @ Vt, 1000), (U1 * s1) @ Vt1, rtol=0,
-                       atol=1e-10 * s1.max())
+    f = getattr(sl, name)
+    U, s, Vt = f(2.0**e * A, 2, rng=3)
+    U1, s1, Vt1 = f(A, 2, rng=3)
+    assert np.allclose(np.ldexp((U * s) @ Vt, -e), (U1 * s1) @ Vt1, rtol=0,
+                       atol=1e-13 * s1.max())
 
 
 @pytest.mark.parametrize("problem", ["exact_fit", "small"])
@@ -1127,28 +1130,27 @@ def test_fast_gmr_sketch_size_above_dimension_is_refused_by_name():
         sl.fast_gmr(A, C, R, sketch_size=(7, 6), sketch="countsketch", rng=0)
 
 
-BUG_SCALE_CUR = (
-    "cur on a matrix scaled by 2**-1000 (entries near 1e-301) or 2**+-600: squares "
-    "under/overflow, select='deim' raises IndexError and 'approx-leverage' picks other "
-    "columns than for the unscaled matrix"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=BUG_SCALE_CUR)
-@pytest.mark.parametrize("select, e", [("deim", -1000), ("approx-leverage", 600),
-                                       ("approx-leverage", -1000)])
-def test_known_bug_extreme_scale_cur(select, e):
+@pytest.mark.parametrize("select", ["approx-leverage", "deim", "pivoted-qr", "leverage"])
+@pytest.mark.parametrize("e", [-1000, -600, 600])
+def test_cur_selection_at_extreme_scales(select, e):
+    """cur on a matrix scaled by 2**-1000 or 2**+-600 picks the columns and rows
+    it picks unscaled (the sketches' Gram matrices used to under- or overflow:
+    select='deim' raised IndexError, 'approx-leverage' chose others), and its
+    reconstruction scales with A."""
     A = fc.base_dense((6, 5))
     want = sl.cur(A, 2, select=select, rng=4)
-    got = sl.cur(2.0**e * A, 2, select=select, rng=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warnings on the way either
+        got = sl.cur(2.0**e * A, 2, select=select, rng=4)
     assert np.array_equal(got.columns, want.columns) and np.array_equal(got.rows, want.rows)
+    assert np.allclose(np.ldexp(got.toarray(), -e), want.toarray(), rtol=0,
+                       atol=1e-12 * np.abs(A).max())
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "eta(K * 2**e, k) != eta(K, k) for |e| >= 600: the squared eigenvalues under/overflow "
-    "(eta is scale-invariant)"))
 @pytest.mark.parametrize("e", [-1000, -600, 600, 1000])
-def test_known_bug_extreme_scale_eta(e):
+def test_eta_at_extreme_scales(e):
+    """eta is scale-invariant; ||K||_F^2 and the squared Ritz values used to
+    under- or overflow for |e| >= 600."""
     K = rbf_dense(fc.base_dense((8, 6), 87), 0.2)
     assert np.isclose(sl.eta(2.0**e * K, 2, rng=6), sl.eta(K, 2, rng=6), rtol=1e-8)
 
