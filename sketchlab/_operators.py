@@ -1361,6 +1361,12 @@ class SRHT(_DenseSketch):
 # ---------------------------------------------------------------------------
 
 
+# ComposedSketch's one-pass product takes outer sketches of at most this many
+# rows (s multiply-adds per nonzero of A); larger ones go through the inner
+# sketch and a GEMM
+_FUSED_MAX_ROWS = 32
+
+
 class ComposedSketch(SketchOperator):
     """``outer @ inner``: apply ``inner`` (s0 x d), then ``outer`` (s x s0).
 
@@ -1401,6 +1407,9 @@ class ComposedSketch(SketchOperator):
         return f"compose({self._outer!r}, {self._inner!r})"
 
     def _apply(self, A, axis, offset, out, accumulate):
+        fused = self._apply_fused(A, axis, offset, out, accumulate)
+        if fused is not None:
+            return fused
         s0 = self._inner.sketch_size
         free = A.shape[1 - axis]  # the dimension the sketch does not compress
         # Into a given out (a running sketch), the intermediate inner(A) (free
@@ -1430,6 +1439,59 @@ class ComposedSketch(SketchOperator):
             return out
         X = self._inner._apply(A, axis, offset, None, False)
         return self._outer._apply(X, axis, 0, out, accumulate)
+
+    def _apply_fused(self, A, axis, offset, out, accumulate):
+        """``S A`` (``A S^T``) of a sparse A for a small dense outer sketch G
+        over a hashing inner one H, in one compiled pass that pushes each
+        stored entry through its column of ``G H`` (the error estimates'
+        probes: Gaussian through a CountSketch; fast_sp_svd's default range
+        sketch: Gaussian through an OSNAP).  Without the inner sketch's
+        intermediate, which is several times the output: along stored rows
+        (CSR with axis 0, CSC with axis 1) each row of A goes into the rows of
+        per-chunk buffers its nonzeros name; across them (CSR with axis 1,
+        CSC with axis 0) every output row is one row of A, in place.  None
+        where it does not apply (the two-step product then runs)."""
+        inner, outer = self._inner, self._outer
+        s = outer.sketch_size
+        if not (sp.issparse(A) and A.format in ("csr", "csc")
+                and isinstance(inner, _TableSketch) and isinstance(outer, _DenseSketch)
+                and s <= _FUSED_MAX_ROWS and A.dtype == np.float64
+                and _touched(A, axis) is None):
+            return None
+        X = A if A.format == "csr" else A.T  # CSR arrays
+        along_rows = (axis == 0) == (A.format == "csr")  # the hashed index: X's rows
+        hashed = X.shape[0] if along_rows else X.shape[1]
+        tables = inner._tables(offset, offset + hashed)
+        if tables.codes is None:
+            return None
+        from ._jit import apply as K
+        from ._jit import threads_for
+
+        cols = X.shape[1] if along_rows else X.shape[0]  # rows of what the loop writes
+        if out is None:
+            out = np.empty((s, cols)) if axis == 0 else np.empty((cols, s))
+            accumulate = False
+        target = out.T if axis == 0 else out  # (cols, s)
+        if along_rows:
+            nchunks = _stream_chunks(X.nnz, (cols, s), np.float64)
+            if not nchunks:
+                return None
+            gt = outer._columns(0, outer.input_dim)  # (s0, s): G^T
+            bounds = _chunk_bounds(X, nchunks)
+            bufs = np.empty((nchunks, cols, s))
+            with threads_for(X.nnz * s):
+                K.left_csr_chunks_hash_dense(tables.codes, tables.p, tables.scale, gt, X.indptr,
+                                             X.indices, X.data, bounds, bufs)
+                K.sum_chunks(bufs, target, accumulate)
+            return out
+        gt = outer._columns(0, outer.input_dim)
+        res = target if _rows_contiguous(target) else np.empty((cols, s))
+        with threads_for(X.nnz * s * tables.p):
+            K.right_csr_hash_dense(tables.codes, tables.p, tables.scale, gt, X.indptr,
+                                   X.indices, X.data, res, accumulate and res is target)
+        if res is not target:
+            _deliver(target, res, accumulate)
+        return out
 
     def _apply_many(self, arrays, axis, offset):
         return self._outer._apply_many(self._inner._apply_many(arrays, axis, offset), axis, 0)

@@ -152,9 +152,63 @@ def left_dense_chunks_hash(codes, p, scale, a, bounds, bufs, accumulate):
                 _add_dense_row(buf[target], a, i, scale * sign)
 
 
+@njit(**PJIT)
+def left_csr_chunks_hash_dense(codes, p, scale, gt, a_ptr, a_idx, a_val, bounds, bufs):
+    """bufs[c] = (G S[:, rows of chunk c] A[rows of chunk c])^T (cols x s each)
+    for a hashing S (s0 x rows, packed codes) under a small dense G (s x s0,
+    given as ``gt = G^T``): row i of A is scaled by the column ``g_i = G
+    S[:, i]`` (s values) and added into the rows of the buffer its nonzeros
+    name.  One pass over the nonzeros and no s0 x cols intermediate: for
+    Gaussian probes through a CountSketch, whose intermediate is several times
+    the output.  Sum with :func:`sum_chunks`."""
+    nchunks = bounds.shape[0] - 1
+    s = gt.shape[1]
+    for c in prange(nchunks):
+        buf = bufs[c]
+        buf[:, :] = 0.0
+        g = np.empty(s)
+        lo, hi = _chunk_lo_hi(bounds, c)
+        for i in range(lo, hi):
+            g[:] = 0.0
+            for b in range(p):
+                target, sign = _code_target(codes, p, i, b)
+                w = scale * sign
+                for t in range(s):
+                    g[t] += w * gt[target, t]
+            for q in range(a_ptr[i], a_ptr[i + 1]):
+                row = buf[a_idx[q]]
+                v = a_val[q]
+                for t in range(s):
+                    row[t] += v * g[t]
+
+
 # ---------------------------------------------------------------------------
 # Right side: A S^T
 # ---------------------------------------------------------------------------
+
+
+@njit(**PJIT)
+def right_csr_hash_dense(codes, p, scale, gt, a_ptr, a_idx, a_val, out, accumulate):
+    """out (+)= A (G S)^T (m x s) for A as CSR arrays, a hashing S (s0 x cols,
+    packed codes) and a small dense G (s x s0, given as ``gt = G^T``): each
+    stored a_ij adds ``a_ij sign scale`` times the row ``gt[h(j)]`` (in L1
+    cache) into row i of out.  Rows of out are independent: parallel, no
+    buffers, and no m x s0 intermediate."""
+    m = out.shape[0]
+    s = gt.shape[1]
+    for i in prange(m):
+        row = out[i]
+        if not accumulate:
+            row[:] = 0.0
+        for q in range(a_ptr[i], a_ptr[i + 1]):
+            v = scale * a_val[q]
+            j = a_idx[q]
+            for b in range(p):
+                target, sign = _code_target(codes, p, j, b)
+                w = v * sign
+                for t in range(s):
+                    row[t] += w * gt[target, t]
+
 
 
 @njit(**PJIT)
