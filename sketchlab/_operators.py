@@ -1449,7 +1449,8 @@ class ComposedSketch(SketchOperator):
         intermediate, which is several times the output: along stored rows
         (CSR with axis 0, CSC with axis 1) each row of A goes into the rows of
         per-chunk buffers its nonzeros name; across them (CSR with axis 1,
-        CSC with axis 0) every output row is one row of A, in place.  None
+        CSC with axis 0) every output row is one row of A times the explicit
+        columns of ``G H`` (cols x s, built from the hash codes), in place.  None
         where it does not apply (the two-step product then runs)."""
         inner, outer = self._inner, self._outer
         s = outer.sketch_size
@@ -1485,10 +1486,11 @@ class ComposedSketch(SketchOperator):
                 K.sum_chunks(bufs, target, accumulate)
             return out
         gt = outer._columns(0, outer.input_dim)
+        W = np.empty((hashed, s))  # the explicit columns of G H, p rows of G^T each
         res = target if _rows_contiguous(target) else np.empty((cols, s))
-        with threads_for(X.nnz * s * tables.p):
-            K.right_csr_hash_dense(tables.codes, tables.p, tables.scale, gt, X.indptr,
-                                   X.indices, X.data, res, accumulate and res is target)
+        with threads_for(X.nnz * s):
+            K.hash_dense_rows(tables.codes, tables.p, tables.scale, gt, W)
+            K.right_csr_dense(X.indptr, X.indices, X.data, W, res, accumulate and res is target)
         if res is not target:
             _deliver(target, res, accumulate)
         return out

@@ -328,7 +328,7 @@ def test_composition_in_one_pass_over_sparse_input(inner_kind, fmt, axis, monkey
     Xd = X.toarray()
     want = D @ Xd if axis == 0 else Xd @ D.T
     calls = []
-    for name in ("left_csr_chunks_hash_dense", "right_csr_hash_dense"):
+    for name in ("left_csr_chunks_hash_dense", "right_csr_dense"):
         kernel = getattr(K, name)
         monkeypatch.setattr(K, name, lambda *a, kernel=kernel: calls.append(1) or kernel(*a))
     np.testing.assert_allclose(S.apply(X, axis=axis), want, rtol=1e-12, atol=1e-12)

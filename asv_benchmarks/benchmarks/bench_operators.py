@@ -224,3 +224,48 @@ class ReadPassRoofline:
 
     def time_read_pass(self, data):
         self.read_pass(self.A.data, self.A.indices)
+
+
+class ComposedSketches:
+    """A small Gaussian over a hashing sketch (``compose(GaussianSketch(s,
+    4 s), inner)``: the error estimates' probes, s = 10, and fast_sp_svd's
+    default "osnap-gaussian" range sketch, s = 20) on CSR data, left and right;
+    ours runs one compiled pass over the nonzeros.  Peers: the two steps a
+    user would write (the hashing sketch, then the Gaussian by BLAS) and the
+    explicit dense product with scipy's sparse-dense kernel."""
+
+    param_names = ["inner", "s", "data"]
+    params = [["countsketch", "osnap"], [10, 20], CSR_DATA]
+    timeout = 600
+
+    def setup(self, inner, s, data):
+        A = common.load(data)
+        m, n = A.shape
+        self.A = A
+        self.L = sl.compose(sl.GaussianSketch(s, 4 * s, rng=1),
+                            common.make_operator(inner, 4 * s, m, 2))
+        self.R = sl.compose(sl.GaussianSketch(s, 4 * s, rng=3),
+                            common.make_operator(inner, 4 * s, n, 4))
+        self.DL, self.DR = self.L.toarray(), self.R.toarray()
+        X = common.miniature(A)
+        T = sl.compose(sl.GaussianSketch(2, 8, rng=1), common.make_operator(inner, 8, 16, 2))
+        T @ X, X @ T.T  # compile or load the kernels
+        self.L @ A, A @ self.R.T  # and build the hash tables
+
+    def time_left(self, inner, s, data):
+        self.L @ self.A
+
+    def time_right(self, inner, s, data):
+        self.A @ self.R.T
+
+    def time_peer_two_step_left(self, inner, s, data):
+        self.L.outer.toarray() @ (self.L.inner @ self.A)
+
+    def time_peer_two_step_right(self, inner, s, data):
+        (self.A @ self.R.inner.T) @ self.R.outer.toarray().T
+
+    def time_peer_explicit_left(self, inner, s, data):
+        (self.A.T @ self.DL.T).T
+
+    def time_peer_explicit_right(self, inner, s, data):
+        self.A @ self.DR.T

@@ -188,27 +188,37 @@ def left_csr_chunks_hash_dense(codes, p, scale, gt, a_ptr, a_idx, a_val, bounds,
 
 
 @njit(**PJIT)
-def right_csr_hash_dense(codes, p, scale, gt, a_ptr, a_idx, a_val, out, accumulate):
-    """out (+)= A (G S)^T (m x s) for A as CSR arrays, a hashing S (s0 x cols,
-    packed codes) and a small dense G (s x s0, given as ``gt = G^T``): each
-    stored a_ij adds ``a_ij sign scale`` times the row ``gt[h(j)]`` (in L1
-    cache) into row i of out.  Rows of out are independent: parallel, no
-    buffers, and no m x s0 intermediate."""
+def hash_dense_rows(codes, p, scale, gt, w):
+    """w[j] = (G S)[:, j] for a hashing S (packed codes, columns j0 + j of
+    the tables) and ``gt = G^T``: the explicit columns of a small composed
+    sketch, p rows of gt per column."""
+    d, s = w.shape
+    for j in prange(d):
+        row = w[j]
+        row[:] = 0.0
+        for b in range(p):
+            target, sign = _code_target(codes, p, j, b)
+            f = scale * sign
+            for t in range(s):
+                row[t] += f * gt[target, t]
+
+
+@njit(**PJIT)
+def right_csr_dense(a_ptr, a_idx, a_val, w, out, accumulate):
+    """out (+)= A W (m x s) for A as CSR arrays and a dense, C-ordered W
+    (cols x s, a few columns): rows of out are independent (parallel, no
+    buffers); each stored a_ij adds a_ij W[j] into row i."""
     m = out.shape[0]
-    s = gt.shape[1]
+    s = w.shape[1]
     for i in prange(m):
         row = out[i]
         if not accumulate:
             row[:] = 0.0
         for q in range(a_ptr[i], a_ptr[i + 1]):
-            v = scale * a_val[q]
-            j = a_idx[q]
-            for b in range(p):
-                target, sign = _code_target(codes, p, j, b)
-                w = v * sign
-                for t in range(s):
-                    row[t] += w * gt[target, t]
-
+            v = a_val[q]
+            wj = w[a_idx[q]]
+            for t in range(s):
+                row[t] += v * wj[t]
 
 
 @njit(**PJIT)
