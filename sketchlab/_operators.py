@@ -1407,20 +1407,24 @@ class ComposedSketch(SketchOperator):
         return f"compose({self._outer!r}, {self._inner!r})"
 
     def _apply(self, A, axis, offset, out, accumulate):
-        fused = self._apply_fused(A, axis, offset, out, accumulate)
-        if fused is not None:
-            return fused
         s0 = self._inner.sketch_size
         free = A.shape[1 - axis]  # the dimension the sketch does not compress
         # Into a given out (a running sketch), the intermediate inner(A) (free
-        # x s0, s0 > s) must not outgrow out: make it in pieces along the free
-        # dimension where a sparse A slices cheaply there (a pass over the
-        # nonzeros per piece, then a small GEMM), else multiply A by the
-        # explicit block of S's columns when that block is the smaller one.
+        # x s0, s0 > s) must not outgrow out: a small dense outer sketch over a
+        # hashing one on sparse A runs in one pass without it; else make it in
+        # pieces along the free dimension where a sparse A slices cheaply
+        # there (a pass over the nonzeros per piece, then a small GEMM), else
+        # multiply A by the explicit block of S's columns when that block is
+        # the smaller one.  (With room for it, the two steps are as fast or
+        # faster: the hashing pass is one multiply-add per nonzero, the GEMM
+        # runs at BLAS speed.)
         budget = max(1 << 14, (out.size // 2) if out is not None else 0)
         if out is None or free * s0 <= budget:
             X = self._inner._apply(A, axis, offset, None, False)
             return self._outer._apply(X, axis, 0, out, accumulate)
+        fused = self._apply_fused(A, axis, offset, out, accumulate)
+        if fused is not None:
+            return fused
         b = A.shape[axis]
         cheap = _cheap_free_slices(A, axis)
         if cheap and (sp.issparse(A) or b > free):
@@ -1451,10 +1455,11 @@ class ComposedSketch(SketchOperator):
         per-chunk buffers its nonzeros name; across them (CSR with axis 1,
         CSC with axis 0) every output row is one row of A times the explicit
         columns of ``G H`` (cols x s, built from the hash codes), in place.  None
-        where it does not apply (the two-step product then runs)."""
+        where it does not apply (the two-step product then runs).  Into a given
+        ``out`` only: see :meth:`_apply`."""
         inner, outer = self._inner, self._outer
         s = outer.sketch_size
-        if not (sp.issparse(A) and A.format in ("csr", "csc")
+        if not (out is not None and sp.issparse(A) and A.format in ("csr", "csc")
                 and isinstance(inner, _TableSketch) and isinstance(outer, _DenseSketch)
                 and s <= _FUSED_MAX_ROWS and A.dtype == np.float64
                 and _touched(A, axis) is None):
@@ -1469,9 +1474,6 @@ class ComposedSketch(SketchOperator):
         from ._jit import threads_for
 
         cols = X.shape[1] if along_rows else X.shape[0]  # rows of what the loop writes
-        if out is None:
-            out = np.empty((s, cols)) if axis == 0 else np.empty((cols, s))
-            accumulate = False
         target = out.T if axis == 0 else out  # (cols, s)
         if along_rows:
             nchunks = _stream_chunks(X.nnz, (cols, s), np.float64)
