@@ -1373,7 +1373,10 @@ class ComposedSketch(SketchOperator):
     E[S^T S] = E[inner^T E[outer^T outer] inner] = I.  Algorithm 3 uses
     ``compose(GaussianSketch(c, c0), OSNAP(c0, n))``: the input-sparsity cost
     of OSNAP with the compact size of a Gaussian.  Like scipy's product of
-    linear operators, it only applies its two operands one after the other.
+    linear operators, it applies its two operands one after the other; into a
+    running sketch with no room for the inner sketch's output (a
+    :class:`SketchState` over sparse A), a small dense outer sketch over a
+    hashing one runs as one pass over A's nonzeros instead.
     """
 
     kind = "composed"
