@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._operators import CountSketch, GaussianSketch, compose
+from ._linalg import exponent_of_largest
 from ._validation import check_int
 
 if TYPE_CHECKING:
@@ -160,23 +161,26 @@ def from_gaussian_probes(Z: NDArray[np.floating], *, norm: float | None = None,
     """
     Z = np.asarray(Z, dtype=np.float64)
     q = Z.shape[0]
-    # scale so that squares stay finite whatever the magnitude of E
-    scale = float(np.abs(Z).max()) if Z.size else 0.0
-    if scale == 0.0 or not np.isfinite(scale):
-        value = 0.0 if scale == 0.0 else float("inf")
+    top = max(float(Z.max()), -float(Z.min())) if Z.size else 0.0
+    if top == 0.0 or not np.isfinite(top):
+        value = 0.0 if top == 0.0 else float("inf")
         return ErrorEstimate(value, value, value, _relative(value, norm), q)
-    Zs = Z / scale
-    sq = np.einsum("ij,ij->i", Zs, Zs)  # ||z_b||^2 / scale^2
+    # by a power of two (exact) where the squares would leave the range of
+    # float64; in between, Z is read as it is: one Gram product
+    e = exponent_of_largest(top)
+    Zs = np.ldexp(Z, -e) if e else Z
+    scale = math.ldexp(1.0, e)
+    G = Zs @ Zs.T  # (q, q): squared norms of the probes and their overlaps
+    sq = np.diag(G)  # ||z_b||^2 / scale^2
     mean = float(sq.mean())  # unbiased for ||E||_F^2 / scale^2
     value = scale * math.sqrt(mean)
     if q < 2:
         dof = 1.0
     else:
-        G = Zs @ Zs.T
-        off = G[np.triu_indices(q, 1)]
-        trace_k2 = float(np.mean(off * off))  # unbiased for tr((E E^T)^2) / scale^4
+        off = G[np.triu_indices(q, 1)] / mean  # in units of the mean (its squares stay finite)
+        ratio = float(np.mean(off * off))  # unbiased for tr((E E^T)^2) / (tr E E^T)^2
         # d = q (tr K)^2 / tr K^2 lies in [q, q rank(E)]: clip the estimate there
-        dof = q * mean * mean / trace_k2 if trace_k2 > 0 else float(q * min(Z.shape))
+        dof = q / ratio if ratio > 0 else float(q * min(Z.shape))
         dof = min(max(dof, float(q)), float(q * Z.shape[1]))
     if inner_size:
         dof = max(float(q), dof / (1.0 + q / inner_size))

@@ -74,7 +74,12 @@ def square_safe_exponent(X: Array) -> int:
     then has its largest magnitude in [0.5, 1), exactly, and its squares
     neither underflow nor overflow (some BLAS builds square without scaling
     in nrm2, so a Householder QR of a matrix near 1e-301 lost 9 digits)."""
-    top = float(np.max(np.abs(X))) if X.size else 0.0
+    return exponent_of_largest(float(np.max(np.abs(X))) if X.size else 0.0)
+
+
+def exponent_of_largest(top: float) -> int:
+    """:func:`square_safe_exponent` of a matrix whose largest magnitude is
+    ``top`` (for a caller that has it already)."""
     if top == 0.0 or not top < np.inf or _SQUARE_SAFE[0] < top < _SQUARE_SAFE[1]:
         return 0
     return math.frexp(top)[1]

@@ -122,8 +122,10 @@ def svd_sketches(method, shape, k, *, c=None, r=None, s_c=None, s_r=None,
     and "three") to the ``(left, right)`` operators of a
     :class:`~sketchlab.SketchState` for A of ``shape``; the operators are
     drawn from ``as_generator(rng)`` in the order Omega, Psi, S_C, S_R, and
-    with ``estimate_error`` the test sketch ``"test"`` (``n_probes`` rows,
-    drawn last, so the answer is the same with or without it).  ``rank`` is
+    with ``estimate_error`` the test sketch ``"test"`` (``A Theta^T`` for
+    ``n_probes`` probes Theta, drawn last, so the answer is the same with or
+    without it; on the side of the range sketch, whose rows it shares: a pass
+    along the rows of a CSR A fills both row by row).  ``rank`` is
     the number of components returned (default k).
     """
     method = check_choice(method, "method", METHODS)
@@ -147,7 +149,7 @@ def svd_sketches(method, shape, k, *, c=None, r=None, s_c=None, s_r=None,
         S_C = _operator(core_sketch, s_c, m, gen)
         sketches["core"] = (S_C, _operator(core_sketch, s_r, n, gen))
     if estimate_error:
-        sketches["test"] = (probe_operator(q, m, gen), None)
+        sketches["test"] = (None, probe_operator(q, n, gen))
     return k, rank, sketches
 
 
@@ -198,26 +200,27 @@ def _lift(Q, Z):
     return Q[:, :t]
 
 
-def _rank_for_tol(tol, s, TA, TU_C, U_N, TAV, Vt_N, norm):
+def _rank_for_tol(tol, s, AT, U_C, U_N, TV, norm):
     """Smallest rank whose estimated ``||A - A_rank||_F / ||A||_F`` is at most
     ``tol``, from the test sketch alone (no pass over A).
 
-    With ``Z_l = T A - (T U_l) S_l Vt_l`` (T the test sketch; Vt_l has
-    orthonormal rows), ``Z_l Z_l^T = TA TA^T - W_l S_l TU_l^T - TU_l S_l W_l^T
-    + TU_l S_l^2 TU_l^T`` with ``W = TA Vt^T``: small q x q products for every
-    rank at once.  When no rank reaches it: ``(None, best)``, ``best`` the
-    rank with the smallest estimated error (the higher ranks of a single-pass
-    SVD can be worse than the lower ones, even worse than zero).
+    ``AT = A Theta^T`` (m x q) is the test sketch, ``U = U_C U_N`` (m x t)
+    the left singular vectors (orthonormal) and ``TV = Theta V`` (q x t) the
+    sketched right ones.  With ``Z_l = AT - U_l S_l TV_l^T``, ``||Z_l||_F^2 = ||AT||_F^2
+    - sum_{j <= l} (2 s_j w_j . tv_j - s_j^2 ||tv_j||^2)`` with ``w_j = AT^T
+    u_j``: every rank at once from q x t products.  When no rank reaches it:
+    ``(None, best)``, ``best`` the rank with the smallest estimated error (the
+    higher ranks of a single-pass SVD can be worse than the lower ones, even
+    worse than zero).
     """
     # in units of ||A||_F (finite at any scale): the squares stay in range
     unit = norm if 0.0 < norm < math.inf else 1.0
-    TA, TAV, s = TA / unit, TAV / unit, s / unit
-    TU = TU_C @ U_N  # (q, t)
-    W = TAV @ Vt_N.T  # TA Vt^T, (q, t)
-    cross = np.einsum("bj,bj->j", W, TU) * s  # trace of W_l S_l TU_l^T, term by term
-    own = np.einsum("bj,bj->j", TU, TU) * s * s
-    residual2 = float(np.einsum("bj,bj->", TA, TA)) - np.cumsum(2 * cross - own)
-    for rank, value in enumerate(residual2, start=1):  # ||T E_rank||_F^2 estimates ||E_rank||_F^2
+    AT, s = AT / unit, s / unit
+    W = (AT.T @ U_C) @ U_N  # AT^T U, (q, t)
+    cross = np.einsum("bj,bj->j", W, TV) * s  # s_j w_j . tv_j
+    own = np.einsum("bj,bj->j", TV, TV) * s * s
+    residual2 = float(np.einsum("ib,ib->", AT, AT)) - np.cumsum(2 * cross - own)
+    for rank, value in enumerate(residual2, start=1):  # ||Z_rank||_F^2 estimates ||E_rank||_F^2
         if math.sqrt(max(value, 0.0)) <= tol * norm / unit:
             return rank, rank
     return None, int(np.argmin(residual2)) + 1 if residual2.size else 0
@@ -261,11 +264,11 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
         U_N, s, Vt_N = sla.svd(N, full_matrices=False, check_finite=False,
                                lapack_driver="gesdd")
         if test:
-            theta = state.operators("test")[0]
-            TA = np.asarray(sketches["test"], dtype=np.float64)  # (q, n)
-            TU_C = _sketch_rows(theta, U_C)  # before U_C is overwritten by the lift
+            theta = state.operators("test")[1]
+            AT = np.asarray(sketches["test"], dtype=np.float64)  # A Theta^T, (m, q)
+            TV_R = _sketch_rows(theta, V_R)  # Theta V_R, before V_R is overwritten by the lift
         if tol is not None:
-            found, best = _rank_for_tol(tol, s, TA, TU_C, U_N, TA @ V_R, Vt_N, norm)
+            found, best = _rank_for_tol(tol, s, AT, U_C, U_N, TV_R @ Vt_N.T, norm)
             if found is None:
                 warnings.warn(
                     f"no rank up to the sketch rank {s.shape[0]} reaches the estimated relative "
@@ -280,10 +283,12 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
         Vt = _lift(V_R, Vt_N[:t].T).T
         estimate = None
         if test:
-            q = TA.shape[0]
-            Z = TA - ((TU_C @ U_N[:, :t]) * s[:t]) @ Vt
-            estimate = from_gaussian_probes(Z * math.sqrt(q), norm=norm,
-                                            inner_size=probe_inner_size(theta))
+            q = AT.shape[1]
+            # Theta (A - U S Vt)^T (q x m, C order, as the state keeps A Theta^T
+            # in F order), with the m x t factor U read once
+            Z = np.subtract(AT.T, (TV_R @ Vt_N[:t].T * s[:t]) @ U.T)
+            Z *= math.sqrt(q)  # probes of N(0, 1) entries
+            estimate = from_gaussian_probes(Z, norm=norm, inner_size=probe_inner_size(theta))
         dtype = state.dtype
         return (U.astype(dtype, copy=False), s[:t].astype(dtype),
                 Vt.astype(dtype, copy=False), estimate)

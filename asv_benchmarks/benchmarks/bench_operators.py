@@ -229,10 +229,13 @@ class ReadPassRoofline:
 class ComposedSketches:
     """A small Gaussian over a hashing sketch (``compose(GaussianSketch(s,
     4 s), inner)``: the error estimates' probes, s = 10, and fast_sp_svd's
-    default "osnap-gaussian" range sketch, s = 20) on CSR data, left and right;
-    ours runs one compiled pass over the nonzeros.  Peers: the two steps a
-    user would write (the hashing sketch, then the Gaussian by BLAS) and the
-    explicit dense product with scipy's sparse-dense kernel."""
+    default "osnap-gaussian" range sketch, s = 20) on CSR data, left and right:
+    into a new array (the two steps), and onto a running sketch as a
+    SketchState keeps it (``_running``: F order on the right), where the
+    intermediate may not outgrow the output (one compiled pass, or the two
+    steps in pieces across A's rows).  Peers: the two steps a user would
+    write (the hashing sketch, then the Gaussian by BLAS) and the explicit
+    dense product with scipy's sparse-dense kernel."""
 
     param_names = ["inner", "s", "data"]
     params = [["countsketch", "osnap"], [10, 20], CSR_DATA]
@@ -251,12 +254,20 @@ class ComposedSketches:
         T = sl.compose(sl.GaussianSketch(2, 8, rng=1), common.make_operator(inner, 8, 16, 2))
         T @ X, X @ T.T  # compile or load the kernels
         self.L @ A, A @ self.R.T  # and build the hash tables
+        self.out_left = np.zeros((s, n))
+        self.out_right = np.zeros((m, s), order="F")
 
     def time_left(self, inner, s, data):
         self.L @ self.A
 
     def time_right(self, inner, s, data):
         self.A @ self.R.T
+
+    def time_left_running(self, inner, s, data):
+        self.L.apply(self.A, axis=0, out=self.out_left, accumulate=True)
+
+    def time_right_running(self, inner, s, data):
+        self.R.apply(self.A, axis=1, out=self.out_right, accumulate=True)
 
     def time_peer_two_step_left(self, inner, s, data):
         self.L.outer.toarray() @ (self.L.inner @ self.A)
