@@ -125,7 +125,8 @@ _CHOLQR_MAX_COND = 1e7
 
 
 def cholesky_qr(B: Array, rtol: float | None = None,
-                eps: float = np.finfo(np.float64).eps) -> tuple[Array, Array] | None:
+                eps: float = np.finfo(np.float64).eps, *,
+                overwrite: bool = False) -> tuple[Array, Array] | None:
     """``B = Q T`` by CholeskyQR2 for a tall B clearly of full column rank, else None.
 
     Two passes of ``T_k = chol(Q^T Q)``, ``Q <- Q T_k^-1`` (Fukaya, Nakatsukasa
@@ -137,7 +138,9 @@ def cholesky_qr(B: Array, rtol: float | None = None,
     rank rule's cutoff ``rtol * s_max`` (default ``max(shape) * eps``), and
     the truncated SVD would keep them all.  None (use the SVD) when the
     Cholesky factorization fails, the Gram matrix is not finite, B is wide
-    or has no columns.
+    or has no columns.  ``overwrite=True`` lets Q take the memory of an
+    F-ordered float64 B when a factorization is returned (B is then spent;
+    with None it is untouched).
     """
     B = np.asarray(B, dtype=np.float64)
     m, n = B.shape
@@ -149,17 +152,18 @@ def cholesky_qr(B: Array, rtol: float | None = None,
     e = square_safe_exponent(B)  # the Gram matrix neither under- nor overflows
     if e:
         B = np.ldexp(B, -e)
+        overwrite = True  # a copy of ours
     T1 = _gram_cholesky(B)
     if T1 is None:
         return None
     rcond = _triangular_rcond(T1)
     if not n < limit * rcond:  # n / rcond >= limit, NaN-safe
         return None
-    Q = _right_solve(B, T1)
+    Q = _right_solve(B, T1, overwrite)
     T2 = _gram_cholesky(Q)
     if T2 is None:  # pragma: no cover - Q has condition number near 1 here
         return None
-    return _right_solve(Q, T2), np.ldexp(T2 @ T1, e) if e else T2 @ T1
+    return _right_solve(Q, T2, True), np.ldexp(T2 @ T1, e) if e else T2 @ T1
 
 
 def _triangular_rcond(T):
@@ -187,9 +191,10 @@ def _gram_cholesky(B):
     return T if info == 0 else None
 
 
-def _right_solve(B, T):
-    """``B T^-1`` for an upper triangular T (one BLAS trsm)."""
-    return sla.blas.dtrsm(1.0, T, np.asfortranarray(B), side=1, lower=0)
+def _right_solve(B, T, overwrite=False):
+    """``B T^-1`` for an upper triangular T (one BLAS trsm; in B's memory
+    with ``overwrite`` when B is F-ordered float64)."""
+    return sla.blas.dtrsm(1.0, T, np.asfortranarray(B), side=1, lower=0, overwrite_b=overwrite)
 
 
 def _pinv_factors(B, rtol, eps):

@@ -194,6 +194,28 @@ def test_rank_k_matrix_recovered(method, kind):
 
 
 @pytest.mark.parametrize("method", METHODS)
+def test_cholesky_qr_of_large_sketches(method, dense_input, monkeypatch):
+    """Sketches beyond the cache take CholeskyQR2 where they are clearly of
+    full rank (here: every sketch, by a threshold of 0): the same SVD as
+    Householder's to rounding, and Householder's where a sketch is rank
+    deficient (a rank-6 A, c = 12)."""
+    kw = dict(kind="gaussian", rng=3, rank=5)
+    want = run(method, dense_input, 5, **kw)
+    calls = []
+    cholesky_qr = svd_mod.cholesky_qr
+    monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 0)
+    monkeypatch.setattr(svd_mod, "cholesky_qr",
+                        lambda *a, **k: calls.append(cholesky_qr(*a, **k)) or calls[-1])
+    assert_same_svd(run(method, dense_input, 5, **kw), want, 1e-10)
+    assert calls and all(qr is not None for qr in calls)
+    calls.clear()
+    A = low_rank_plus_noise(150, 110, 6, 0.0, seed=8)
+    U, s, Vt = run(method, A, 6, kind="gaussian", rng=3)
+    assert any(qr is None for qr in calls)  # the range sketch: rank 6 of 13 columns
+    assert np.linalg.norm(A - product(U, s, Vt)) <= 1e-8 * np.linalg.norm(A)
+
+
+@pytest.mark.parametrize("method", METHODS)
 def test_sparse_rank_k_matrix_recovered(method):
     k = 5
     X = sparse_matrix(300, k, 0.5, seed=1)
@@ -352,9 +374,13 @@ def _held_nbytes(obj, seen=None):
     ("dense", "osnap-gaussian"), ("csc", "osnap-gaussian"), ("csc", "countsketch"),
     ("csc", "osnap"),
 ])
-def test_peak_memory_over_column_blocks(fmt, range_sketch, monkeypatch):
+@pytest.mark.parametrize("cholqr", [False, True])
+def test_peak_memory_over_column_blocks(fmt, range_sketch, cholqr, monkeypatch):
     """SPEC 7: peak extra memory <= 1.5 x (C, R, M and the operators) + one block
-    (hash range sketches add CSC blocks into C in place)."""
+    (hash range sketches add CSC blocks into C in place); also where the QRs
+    of C and R^T are CholeskyQR2's (large sketches: in place, as Householder's)."""
+    if cholqr:
+        monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 0)
     m, n, width, k = 3000, 2000, 100, 10
     made = []
     svd_sketches = svd_mod.svd_sketches
