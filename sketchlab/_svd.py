@@ -294,10 +294,13 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
         estimate = None
         if test:
             q = AT.shape[1]
-            # Theta (A - U S Vt)^T (q x m, C order, as the state keeps A Theta^T
-            # in F order), with the m x t factor U read once
-            Z = np.subtract(AT.T, (TV_R @ Vt_N[:t].T * s[:t]) @ U.T)
-            Z *= math.sqrt(q)  # probes of N(0, 1) entries
+            # (A - U S Vt) Theta^T = A Theta^T - U (Theta V S)^T by one GEMM onto
+            # the test sketch (F order, in its memory when the state is spent)
+            Y = (TV_R @ Vt_N[:t].T) * s[:t]  # Theta V S, (q, t)
+            ZT = AT if overwrite and AT.flags.f_contiguous else np.array(AT, order="F")
+            gemm = sla.blas.get_blas_funcs("gemm", (ZT,))
+            ZT = gemm(-math.sqrt(q), U, Y.T, beta=math.sqrt(q), c=ZT, overwrite_c=1)
+            Z = ZT.T  # (q, m): rows are probes of N(0, 1) entries
             estimate = from_gaussian_probes(Z, norm=norm, inner_size=probe_inner_size(theta))
         dtype = state.dtype
         return (U.astype(dtype, copy=False), s[:t].astype(dtype),
