@@ -25,6 +25,8 @@ if common.QUICK:
     DATA = ["dense 2000x500", "csr 20000x10000"]
 else:
     DATA = ["dense madelon", "dense 16384x1000", "csr 52396x25252", "csr debian-tfidf"]
+# a range sketch of m x 20 = 2.4M (quick) or 8M entries: beyond 2**21, CholeskyQR2's
+TALL = "dense 120000x60" if common.QUICK else "dense 400000x100"
 METHODS = [
     "fast_sp_svd",
     "practical_sp_svd",
@@ -103,6 +105,26 @@ class SinglePassSVD:
         return sl.lowrank_residual(self.A, U, s, Vt) / best - 1.0
 
     track_error_ratio.unit = "ratio"
+
+
+class TallSinglePassSVD:
+    """A tall matrix whose range sketch (m x 2k) outgrows the last-level cache,
+    where the single-pass SVDs take CholeskyQR2 for its thin QR (Householder's
+    sweeps it once per column): the single-pass methods beside sklearn's
+    randomized_svd without power iterations, the one-pass peer."""
+
+    params = [[TALL], SINGLE_PASS + ["randomized_svd n_iter=0"]]
+    param_names = ["data", "method"]
+    timeout = 900
+
+    def setup(self, data, name):
+        common.require("fast_sp_svd", "practical_sp_svd", "three_sketch_svd")
+        self.A = common.load(data)
+        self.decompose = decomposer(name, self.A)
+        self.decompose(self.A)  # compiles or loads the kernels
+
+    def time_decompose(self, data, name):
+        self.decompose(self.A)
 
 
 class SinglePassSVDStream:
