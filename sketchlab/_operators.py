@@ -1398,8 +1398,9 @@ class ComposedSketch(SketchOperator):
     of OSNAP with the compact size of a Gaussian.  Like scipy's product of
     linear operators, it applies its two operands one after the other; into a
     running sketch with no room for the inner sketch's output (a
-    :class:`SketchState` over sparse A), a small dense outer sketch over a
-    hashing one runs as one pass over A's nonzeros instead.
+    :class:`SketchState` over sparse A), it does so in pieces of A's rows
+    (``A S^T`` of a CSR A), or a small dense outer sketch over a hashing one
+    runs as one pass over A's nonzeros, whichever is cheaper.
     """
 
     kind = "composed"
@@ -1452,7 +1453,7 @@ class ComposedSketch(SketchOperator):
             return self._outer._apply(X, axis, 0, out, accumulate)
         b = A.shape[axis]
         cheap = _cheap_free_slices(A, axis)
-        if cheap and sp.issparse(A) and not self._pieces_pay():
+        if not (cheap and sp.issparse(A) and self._pieces_pay()):
             fused = self._apply_fused(A, axis, offset, out, accumulate)
             if fused is not None:
                 return fused
@@ -1467,9 +1468,6 @@ class ComposedSketch(SketchOperator):
                                            False)
                     self._outer._apply(X, axis, 0, _free_slice(out, axis, lo, hi), accumulate)
             return out
-        fused = self._apply_fused(A, axis, offset, out, accumulate)
-        if fused is not None:
-            return fused
         if b <= free:
             target, Y = (out, A) if axis == 1 else (out.T, _transpose(A))
             if not accumulate:

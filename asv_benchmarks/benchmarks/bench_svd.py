@@ -107,24 +107,13 @@ class SinglePassSVD:
     track_error_ratio.unit = "ratio"
 
 
-class TallSinglePassSVD:
+class TallSinglePassSVD(SinglePassSVD):
     """A tall matrix whose range sketch (m x 2k) outgrows the last-level cache,
     where the single-pass SVDs take CholeskyQR2 for its thin QR (Householder's
     sweeps it once per column): the single-pass methods beside sklearn's
     randomized_svd without power iterations, the one-pass peer."""
 
     params = [[TALL], SINGLE_PASS + ["randomized_svd n_iter=0"]]
-    param_names = ["data", "method"]
-    timeout = 900
-
-    def setup(self, data, name):
-        common.require("fast_sp_svd", "practical_sp_svd", "three_sketch_svd")
-        self.A = common.load(data)
-        self.decompose = decomposer(name, self.A)
-        self.decompose(self.A)  # compiles or loads the kernels
-
-    def time_decompose(self, data, name):
-        self.decompose(self.A)
 
 
 class SinglePassSVDStream:
