@@ -629,3 +629,51 @@ def test_views_of_sparse_input_keep_its_index_arrays(array):
     R = _rows(A, 3, 8)
     assert R.indices.dtype == np.int64 and np.shares_memory(R.indices, A.indices)
     np.testing.assert_array_equal(R.toarray(), A.toarray()[3:8])
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("kinds", [("countsketch", "countsketch"), ("uniform", "osnap"),
+                                   ("leverage", "uniform")])
+def test_gather_loops_with_prefetch_match_the_dense_product(kinds, index_dtype, monkeypatch):
+    """The loops that gather rows of A in a left table's order prefetch the
+    rows a few steps ahead: rows longer than a cache line, empty rows, a
+    table whose last rows have nothing ahead of them, both index dtypes, and
+    a dense A all give the dense product."""
+    from sketchlab import _operators as operators
+
+    monkeypatch.setattr(operators, "_MAX_CHUNK_BYTES", 0)  # the gathering loops
+    m, n = 61, 47
+    A = random_sparse(m, n, 0.5, seed=7, dtype=np.float64)  # ~23 entries per row
+    A.indices = A.indices.astype(index_dtype)
+    A.indptr = A.indptr.astype(index_dtype)
+    D = A.toarray()
+    S1, S2 = make(kinds[0], 9, m, seed=1), make(kinds[1], 6, n, seed=2)
+    D1, D2 = dense_of(S1), dense_of(S2)
+    np.testing.assert_allclose(S1 @ A, D1 @ D, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(S1 @ D, D1 @ D, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sl.sketch_both(S1, A, S2), D1 @ D @ D2.T, rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_prefetch_hint_reaches_the_machine_code():
+    """``_jit.prefetch.prefetch`` compiles to the CPU's prefetch instruction
+    (where the CPU has one) and leaves the values alone."""
+    import platform
+
+    from numba import njit
+
+    from sketchlab._jit.prefetch import prefetch
+
+    @njit
+    def total(a):
+        s = 0.0
+        for i in range(a.shape[0]):
+            if i + 8 < a.shape[0]:
+                prefetch(a, i + 8)
+            s += a[i]
+        return s
+
+    a = np.arange(100.0)
+    assert total(a) == a.sum()
+    if platform.machine().lower() in ("x86_64", "amd64"):
+        assert "prefetcht0" in "".join(total.inspect_asm().values())

@@ -14,6 +14,10 @@ hands over its nonzeros in the forms a loop needs:
 CSC and F-ordered inputs are handled by the caller through transposition
 (the CSC arrays of A are the CSR arrays of A^T).
 
+The loops that gather rows of A in a table's order (rather than A's own)
+prefetch the rows a few steps ahead (:mod:`.prefetch`): those rows lie
+anywhere in A, and waiting for each was most of their time.
+
 Every loop writes a preallocated ``out``: with ``accumulate`` False it
 overwrites it (zeroing its own output rows first, which also spreads the
 first-touch page faults of a fresh ``np.empty`` over the threads), with
@@ -32,6 +36,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._config import PJIT
+from .prefetch import prefetch_csr_row, prefetch_dense_row
 
 _SIGNS = np.array([1.0, -1.0])  # indexed by the sign bit of a code
 
@@ -97,11 +102,13 @@ def left_csr(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, out, accumulate):
     """out (+)= S A  (s x n) with S as a CSR table and A as CSR arrays: each
     output row gathers the rows of A it needs."""
     s, n = out.shape
+    end = s_ptr[s]
     for t in prange(s):
         row = out[t]
         if not accumulate:
             row[:] = 0.0
         for k in range(s_ptr[t], s_ptr[t + 1]):
+            prefetch_csr_row(s_idx, k, end, a_ptr, a_idx, a_val)
             i = s_idx[k]
             _add_scaled_row(row, a_idx, a_val, a_ptr[i], a_ptr[i + 1], s_val[k])
 
@@ -110,11 +117,13 @@ def left_csr(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, out, accumulate):
 def left_dense(s_ptr, s_idx, s_val, a, out, accumulate):
     """out (+)= S A  (s x n) with S as a CSR table and A dense (C order)."""
     s, n = out.shape
+    end = s_ptr[s]
     for t in prange(s):
         row = out[t]
         if not accumulate:
             row[:] = 0.0
         for k in range(s_ptr[t], s_ptr[t + 1]):
+            prefetch_dense_row(s_idx, k, end, a)
             _add_dense_row(row, a, s_idx[k], s_val[k])
 
 
@@ -292,11 +301,13 @@ def both_csr_rows(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, c_ptr, c_idx, c_val,
     table (only the rows of A that S1 touches are read: the loop for
     samplers), A as CSR arrays, S2 as a CSC table."""
     s1, s2 = out.shape
+    end = s_ptr[s1]
     for t in prange(s1):
         row = out[t]
         if not accumulate:
             row[:] = 0.0
         for k in range(s_ptr[t], s_ptr[t + 1]):
+            prefetch_csr_row(s_idx, k, end, a_ptr, a_idx, a_val)
             i = s_idx[k]
             w = s_val[k]
             for q in range(a_ptr[i], a_ptr[i + 1]):
@@ -314,11 +325,13 @@ def both_csr_rows_hash(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, codes2, p2, sca
     buffers (each output row stays in L1 while the rows of A that S1 sends
     to it are scattered through the 4-byte codes of S2)."""
     s1, s2 = out.shape
+    end = s_ptr[s1]
     for t in prange(s1):
         row = out[t]
         if not accumulate:
             row[:] = 0.0
         for k in range(s_ptr[t], s_ptr[t + 1]):
+            prefetch_csr_row(s_idx, k, end, a_ptr, a_idx, a_val)
             i = s_idx[k]
             _scatter_codes(row, a_idx, a_val, a_ptr[i], a_ptr[i + 1], s_val[k] * scale2,
                            codes2, p2)
