@@ -712,7 +712,15 @@ def _left_loops(tables, X, out, accumulate):
     # columns)
     stream = tables.codes is not None and (
         sparse or tables.p > 1 or X.shape[1] <= _SHORT_DENSE_ROW)
-    nchunks = _stream_chunks(_work(X), out.shape, out.dtype) if stream else 0
+    # a sparse X streams only into buffers small enough for four or more
+    # (about 2 MB each at most): with fewer, larger ones each scatter misses
+    # the inner caches, and the gather loop (which prefetches its rows) was
+    # faster: debian-tfidf, CountSketch s = 13 and 20 (3 and 2 chunks), 0.75x
+    # and 0.65x the streaming time; 200000 x 5000 at 20 per row, s = 80,
+    # 0.49x; 1M x 2000 at 3 per row, s = 200, 0.83x (s = 100, five chunks,
+    # stays streaming: gather took 1.85x)
+    least = _LEAST_SPARSE_LEFT_CHUNKS if sparse else 2
+    nchunks = _stream_chunks(_work(X), out.shape, out.dtype, least) if stream else 0
     if nchunks:
         bounds = _chunk_bounds(X, nchunks)
         args = (tables.codes, tables.p, tables.scale)
@@ -1738,18 +1746,20 @@ def _both_loops(left, A, right, target, into, transposed):
 _MAX_CHUNKS = 8
 _MIN_CHUNK_NNZ = 1 << 16
 _MAX_CHUNK_BYTES = 1 << 23
+_LEAST_SPARSE_LEFT_CHUNKS = 4
 
 
-def _stream_chunks(work, shape, dtype):
+def _stream_chunks(work, shape, dtype, least=2):
     """Number of input chunks of a streaming loop with one output buffer of
     ``shape`` per chunk, 0 when the buffers would not fit the budget with at
-    least two chunks (or one for small work).  Depends only on the problem,
-    never on the thread count, so results do not either."""
+    least ``least`` chunks (or all the chunks small work wants).  Depends
+    only on the problem, never on the thread count, so results do not
+    either."""
     per_buffer = shape[0] * shape[1] * np.dtype(dtype).itemsize
     wanted = min(_MAX_CHUNKS, max(1, work // _MIN_CHUNK_NNZ))
     fits = _MAX_CHUNK_BYTES // max(per_buffer, 1)
     nchunks = min(wanted, fits)
-    return int(nchunks) if nchunks >= min(wanted, 2) else 0
+    return int(nchunks) if nchunks >= min(wanted, least) else 0
 
 
 def _chunk_bounds(X, nchunks):
