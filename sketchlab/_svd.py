@@ -88,8 +88,12 @@ _CHUNKS = 8
 # Rows of U_C, V_R sketched per call in the final step: block application with
 # offsets, so no O(m) table of a hash sketch is built at the end.
 _FINAL_STEP = 1 << 16
-# _qr: CholeskyQR2 for sketches of more entries (16 MB: beyond half the L3 cache)
+# _qr: CholeskyQR2 for sketches of more entries (16 MB: beyond half the L3
+# cache), and for tall ones of at least 16 columns from 2**16 entries on
 _CHOLQR_MIN_ENTRIES = 1 << 21
+_CHOLQR_TALL_MIN_ENTRIES = 1 << 16
+_CHOLQR_MIN_COLUMNS = 16
+_CHOLQR_MIN_ASPECT = 8
 
 
 # ---------------------------------------------------------------------------
@@ -166,18 +170,33 @@ def _chunks(n, pieces=_CHUNKS):
     return [(i, min(n, i + step)) for i in range(0, n, step)]
 
 
+def _cholesky_qr_pays(shape):
+    """Whether CholeskyQR2 (Gram products and triangular solves, all level-3
+    BLAS) beats Householder's QR on one BLAS thread for a sketch of
+    ``shape``.  Beyond the last-level cache Householder's unblocked panel
+    sweeps X once per column: 419168 x 20 took 261 ms.  Inside it, OpenBLAS's
+    Householder QR of 16 columns or more is still the slower one, measured
+    on this 2-core machine (CholeskyQR2 time / Householder's, one BLAS
+    thread): 5000 x 16 0.40, 20000 x 20 0.39, 25252 x 20 0.40, 52396 x 20
+    0.65, 5000 x 30 0.68, 1000 x 100 0.47; but 2000 x 20 1.0, 1000 x 400
+    1.1, and under 16 columns it varies (52396 x 13 0.83, 25252 x 13 1.4,
+    52396 x 5 3.3)."""
+    m, n = shape
+    size = m * n
+    return m > n and (size > _CHOLQR_MIN_ENTRIES or (
+        size >= _CHOLQR_TALL_MIN_ENTRIES and n >= _CHOLQR_MIN_COLUMNS
+        and m >= _CHOLQR_MIN_ASPECT * n))
+
+
 def _qr(X, overwrite, norm):
     """Economic QR of a tall X, a sketch of a matrix of Frobenius norm
-    ``norm``: (Q, T), Q orthonormal.  Householder's, except for an X beyond
-    the last-level cache that is clearly of full rank: CholeskyQR2 then
-    reads it 4 times where Householder's unblocked panel (20 columns) sweeps
-    it once per column (419168 x 20 on this 2-core machine, one BLAS thread:
-    261 ms for Householder; the same QR of 52396 x 20 took 14 ms, and
-    CholeskyQR2 no less).  Where ``norm`` is far from 1, X is scaled by a
+    ``norm``: (Q, T), Q orthonormal.  Householder's, except where
+    CholeskyQR2 is the faster (:func:`_cholesky_qr_pays`) and X is clearly
+    of full rank.  Where ``norm`` is far from 1, X is scaled by a
     power of two first if its squares would under- or overflow (exact: only
     T carries the scale); in between, the entries that matter (within 1e-30
     or so of the norm) square safely, and X is not read twice."""
-    if X.size > _CHOLQR_MIN_ENTRIES and X.shape[0] > X.shape[1] and X.dtype == np.float64:
+    if X.dtype == np.float64 and _cholesky_qr_pays(X.shape):
         qr = cholesky_qr(X, overwrite=overwrite and X.flags.f_contiguous)
         if qr is not None:
             return qr
