@@ -126,7 +126,8 @@ _CHOLQR_MAX_COND = 1e7
 
 def cholesky_qr(B: Array, rtol: float | None = None,
                 eps: float = np.finfo(np.float64).eps, *,
-                overwrite: bool = False) -> tuple[Array, Array] | None:
+                overwrite: bool = False, exponent: int | None = None
+                ) -> tuple[Array, Array] | None:
     """``B = Q T`` by CholeskyQR2 for a tall B clearly of full column rank, else None.
 
     Two passes of ``T_k = chol(Q^T Q)``, ``Q <- Q T_k^-1`` (Fukaya, Nakatsukasa
@@ -140,7 +141,9 @@ def cholesky_qr(B: Array, rtol: float | None = None,
     Cholesky factorization fails, the Gram matrix is not finite, B is wide
     or has no columns.  ``overwrite=True`` lets Q take the memory of an
     F-ordered float64 B when a factorization is returned (B is then spent;
-    with None it is untouched).
+    with None it is untouched).  ``exponent``: the power of two to scale B
+    by before squaring, for a caller that knows it (else
+    :func:`square_safe_exponent`, a scan of B with a temporary of its size).
     """
     B = np.asarray(B, dtype=np.float64)
     m, n = B.shape
@@ -149,7 +152,8 @@ def cholesky_qr(B: Array, rtol: float | None = None,
     if rtol is None:
         rtol = default_rtol(B.shape, eps)
     limit = min(_CHOLQR_MAX_COND, 0.01 / rtol) if rtol > 0 else _CHOLQR_MAX_COND
-    e = square_safe_exponent(B)  # the Gram matrix neither under- nor overflows
+    # the Gram matrix neither under- nor overflows
+    e = square_safe_exponent(B) if exponent is None else exponent
     if e:
         B = np.ldexp(B, -e)
         overwrite = True  # a copy of ours

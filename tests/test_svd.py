@@ -216,6 +216,25 @@ def test_cholesky_qr_of_large_sketches(method, dense_input, monkeypatch):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("e", [-900, 900])
+def test_cholesky_qr_at_extreme_scales(method, e, dense_input, monkeypatch):
+    """A scaled by 2**e (exact) through the CholeskyQR2 path: where ||A||_F
+    is far from 1 the sketch is scanned and scaled before its Gram matrix
+    is formed (no fallback to Householder's QR), so the SVD is the unscaled
+    one times 2**e."""
+    kw = dict(kind="gaussian", rng=3, rank=5)
+    monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 0)
+    want = run(method, dense_input, 5, **kw)
+    calls = []
+    cholesky_qr = svd_mod.cholesky_qr
+    monkeypatch.setattr(svd_mod, "cholesky_qr",
+                        lambda *a, **k: calls.append(cholesky_qr(*a, **k)) or calls[-1])
+    U, s, Vt = run(method, np.ldexp(dense_input, e), 5, **kw)
+    assert calls and all(qr is not None for qr in calls)
+    assert_same_svd((U, np.ldexp(s, -e), Vt), want, 1e-10)
+
+
+@pytest.mark.parametrize("method", METHODS)
 def test_sparse_rank_k_matrix_recovered(method):
     k = 5
     X = sparse_matrix(300, k, 0.5, seed=1)
