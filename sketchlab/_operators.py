@@ -160,6 +160,11 @@ def _rows_contiguous(out):
     return out.shape[1] <= 1 or out.strides[1] == out.itemsize
 
 
+def _columns_contiguous(out):
+    """True when each column of ``out`` is contiguous (F order)."""
+    return out.shape[0] <= 1 or out.strides[0] == out.itemsize
+
+
 def _deliver(out, result, accumulate):
     """``out = result`` or ``out += result``; returns out."""
     if accumulate:
@@ -674,7 +679,11 @@ def _apply_tables(tables, A, axis, out, accumulate):
         apply_loop(tables, X, res, False)
         return res if row_major else res.T
     target = out if row_major else out.T  # what the loop writes, of shape `shape`
-    if _rows_contiguous(target):
+    if _rows_contiguous(target) or (sparse and not left and _columns_contiguous(target)):
+        # a sparse X's rows scatter into an F-ordered output in place as
+        # well: its s columns are written as s sequential streams (debian-
+        # tfidf, CountSketch s = 13-40: 3-7 ms, against 8-11 ms through
+        # row pieces and a transposing copy)
         apply_loop(tables, X, target, accumulate)
     elif left:  # output rows gather from all of X: one temporary
         res = np.empty(shape, dtype=out.dtype)

@@ -307,6 +307,25 @@ def test_composition_matches_product():
     )
 
 
+@pytest.mark.parametrize("kind", ["countsketch", "osnap", "uniform", "leverage"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_right_csr_into_f_ordered_out_in_place(kind, dtype, accumulate, monkeypatch):
+    """The range sketch of a single-pass SVD: a CSR block's columns
+    sketched into an F-ordered running C.  The loop writes C's columns in
+    place (no row pieces, no transposing copy) and gives the dense product."""
+    from sketchlab import _operators as operators
+
+    S = make(kind, 6, 30, seed=3)
+    A = random_sparse(40, 11, 0.4, seed=8, dtype=dtype)
+    out = np.asfortranarray(np.random.default_rng(1).standard_normal((40, 6)).astype(dtype))
+    expected = (out if accumulate else 0) + A.toarray() @ dense_of(S)[:, 7:18].T
+    monkeypatch.setattr(operators, "_deliver", None)  # any copy would fail
+    result = S.apply(A, axis=1, offset=7, out=out, accumulate=accumulate)
+    assert result is out and out.flags.f_contiguous and out.dtype == dtype
+    np.testing.assert_allclose(out, expected, **tol(dtype))
+
+
 @pytest.mark.parametrize("inner_kind", ["countsketch", "osnap"])
 @pytest.mark.parametrize("fmt", ["csr", "csc"])
 @pytest.mark.parametrize("axis", [0, 1])
