@@ -728,7 +728,7 @@ def _left_loops(tables, X, out, accumulate):
     # and 0.65x the streaming time; 200000 x 5000 at 20 per row, s = 80,
     # 0.49x; 1M x 2000 at 3 per row, s = 200, 0.83x (s = 100, five chunks,
     # stays streaming: gather took 1.85x)
-    least = _LEAST_SPARSE_LEFT_CHUNKS if sparse else 2
+    least = _LEAST_SPARSE_LEFT_CHUNKS if sparse else _LEAST_CHUNKS
     nchunks = _stream_chunks(_work(X), out.shape, out.dtype, least) if stream else 0
     if nchunks:
         bounds = _chunk_bounds(X, nchunks)
@@ -1755,10 +1755,11 @@ def _both_loops(left, A, right, target, into, transposed):
 _MAX_CHUNKS = 8
 _MIN_CHUNK_NNZ = 1 << 16
 _MAX_CHUNK_BYTES = 1 << 23
-_LEAST_SPARSE_LEFT_CHUNKS = 4
+_LEAST_CHUNKS = 2  # fewer (large) buffers than this: the gathering loops
+_LEAST_SPARSE_LEFT_CHUNKS = 4  # see _left_loops
 
 
-def _stream_chunks(work, shape, dtype, least=2):
+def _stream_chunks(work, shape, dtype, least=_LEAST_CHUNKS):
     """Number of input chunks of a streaming loop with one output buffer of
     ``shape`` per chunk, 0 when the buffers would not fit the budget with at
     least ``least`` chunks (or all the chunks small work wants).  Depends

@@ -196,12 +196,11 @@ def _qr(X, overwrite, norm):
     power of two first if its squares would under- or overflow (exact: only
     T carries the scale); in between, the entries that matter (within 1e-30
     or so of the norm) square safely, and X is not read twice."""
-    e = 0 if 1e-100 < norm < 1e100 else None  # else scan X
+    e = 0 if 1e-100 < norm < 1e100 else square_safe_exponent(X)
     if X.dtype == np.float64 and _cholesky_qr_pays(X.shape):
         qr = cholesky_qr(X, overwrite=overwrite and X.flags.f_contiguous, exponent=e)
         if qr is not None:
             return qr
-    e = square_safe_exponent(X) if e is None else e
     if e:
         X = np.ldexp(X, -e, out=X if overwrite else None)
     Q, T = sla.qr(X, mode="economic", overwrite_a=overwrite, check_finite=False)

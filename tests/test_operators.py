@@ -696,3 +696,26 @@ def test_prefetch_hint_reaches_the_machine_code():
     assert total(a) == a.sum()
     if platform.machine().lower() in ("x86_64", "amd64"):
         assert "prefetcht0" in "".join(total.inspect_asm().values())
+
+
+@pytest.mark.parametrize("fits", [2, 3, 5])
+def test_sparse_left_sketch_streams_only_into_four_or_more_buffers(fits, monkeypatch):
+    """A sparse A streams into per-chunk buffers only when four or more fit
+    the budget (fewer, larger buffers lost to the gathering loop); a dense A
+    with short rows streams from two on.  Every path gives the dense product."""
+    from sketchlab import _operators as operators
+    from sketchlab._jit import apply as K
+
+    S = sl.CountSketch(6, 61, rng=1)
+    A = random_sparse(61, 47, 0.5, seed=7, dtype=np.float64)
+    D = A.toarray()
+    monkeypatch.setattr(operators, "_MIN_CHUNK_NNZ", 7)  # work for 8 chunks
+    monkeypatch.setattr(operators, "_MAX_CHUNK_BYTES", fits * 6 * 47 * 8)
+    calls = []
+    for name in ("left_csr", "left_csr_chunks_hash", "left_dense_chunks_hash"):
+        kernel = getattr(K, name)
+        monkeypatch.setattr(K, name, lambda *a, k=kernel, n=name: calls.append(n) or k(*a))
+    np.testing.assert_allclose(S @ A, dense_of(S) @ D, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(S @ D, dense_of(S) @ D, rtol=1e-12, atol=1e-12)
+    sparse_loop = "left_csr_chunks_hash" if fits >= 4 else "left_csr"
+    assert calls == [sparse_loop, "left_dense_chunks_hash"]

@@ -13,6 +13,7 @@ the loops give bit-for-bit the same results with or without it.
 
 from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 # rows of the gathered sequence fetched ahead of the one being read (their
@@ -23,15 +24,18 @@ _LINE = 8  # 8-byte entries per 64-byte cache line (4-byte arrays get two hints 
 
 @intrinsic
 def prefetch(typingctx, arr, i):
-    """Hint the CPU to bring ``arr[i]`` into cache (LLVM's ``llvm.prefetch``,
-    read, high locality); the caller keeps ``i`` inside ``arr``."""
-    if not isinstance(arr, types.Array) or not isinstance(i, types.Integer):
+    """Hint the CPU to bring ``arr[i]`` of a 1-D array (any layout) into
+    cache (LLVM's ``llvm.prefetch``, read, high locality); the caller keeps
+    ``i`` inside ``arr``."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(i, types.Integer)):
         return None
 
     def codegen(context, builder, sig, args):
         array = context.make_array(sig.args[0])(context, builder, args[0])
         index = context.cast(builder, args[1], sig.args[1], types.intp)
-        address = builder.bitcast(builder.gep(array.data, [index]), ir.IntType(8).as_pointer())
+        # numba's own address arithmetic (strides included), no bounds check
+        item = cgutils.get_item_pointer(context, builder, sig.args[0], array, [index])
+        address = builder.bitcast(item, ir.IntType(8).as_pointer())
         i32 = ir.IntType(32)
         hint = builder.module.declare_intrinsic(
             "llvm.prefetch",
@@ -64,6 +68,6 @@ def prefetch_dense_row(s_idx, k, end, a):
     """Before reading row ``s_idx[k]`` of a C-ordered A: prefetch row
     ``s_idx[k + _AHEAD]``."""
     if k + _AHEAD < end:
-        i = s_idx[k + _AHEAD]
-        for j in range(0, a.shape[1], _LINE):
-            prefetch(a[i], j)
+        row = a[s_idx[k + _AHEAD]]
+        for j in range(0, row.shape[0], _LINE):
+            prefetch(row, j)
