@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._operators import CountSketch, GaussianSketch, compose
+from ._operators import CountSketch, GaussianSketch
 from ._linalg import exponent_of_largest
 from ._validation import check_int
 
@@ -45,8 +45,9 @@ if TYPE_CHECKING:
 
     from ._operators import SketchOperator
 
-__all__ = ["ErrorEstimate", "from_gaussian_probes", "from_samples", "from_moments",
-           "probe_operator", "probe_inner_size", "check_probes", "CONFIDENCE", "DEFAULT_PROBES"]
+__all__ = ["ErrorEstimate", "from_gaussian_probes", "from_probe_sketch", "from_samples",
+           "from_moments", "probe_operator", "probe_mixer", "check_probes", "CONFIDENCE",
+           "DEFAULT_PROBES"]
 
 CONFIDENCE = 0.90
 _TAIL = (1.0 - CONFIDENCE) / 2
@@ -60,25 +61,67 @@ def check_probes(n_probes, default=DEFAULT_PROBES):
     if n_probes is None:
         return default
     return check_int(n_probes, "n_probes", 2, MAX_PROBES)
-# rows of the CountSketch the Gaussian probes act through, per probe
-_PROBE_INNER_FACTOR = 4
+
+
+# Gaussian probes act through a CountSketch S of as many rows as probes: the
+# pass over A is then the cheapest sketch there is (one scatter per stored
+# entry into q columns, like a range sketch of q columns), and the probes
+# G S (G a q x q Gaussian) are formed afterwards on the q x q gram of
+# E S^T (from_probe_sketch), never on A.  S's own variance doubles the
+# relative variance of the estimate at worst (rank-one errors), which the
+# interval takes in (from_gaussian_probes' ``inner_size``).  Four rows per
+# probe, with G applied in the pass, cost 1.5-3x as much (debian-tfidf).
+_PROBE_STREAM = 0x50524F424553  # "PROBES": the stream of G, from the seed of S
 
 
 def probe_operator(n_probes: int, dim: int, gen: np.random.Generator) -> SketchOperator:
-    """The test sketch of the error estimates: ``n_probes`` Gaussian probes
-    (N(0, 1/q) entries) acting through a CountSketch of 4q rows (one pass over
-    the nonzeros of A, then a small dense product), or plain Gaussian probes
-    when 4q >= dim."""
-    inner_size = _PROBE_INNER_FACTOR * n_probes
-    if inner_size >= dim:
+    """The test sketch of the error estimates, as it is applied to A: a
+    CountSketch S of ``n_probes`` rows (one pass over the nonzeros of A), or
+    ``n_probes`` Gaussian probes (N(0, 1/q) entries) when q >= dim.
+
+    The probes of a CountSketch are ``G S`` with G of :func:`probe_mixer`,
+    applied to the gram of the probed error by :func:`from_probe_sketch`."""
+    if n_probes >= dim:
         return GaussianSketch(n_probes, dim, rng=gen)
-    inner = CountSketch(inner_size, dim, rng=gen)
-    return compose(GaussianSketch(n_probes, inner_size, rng=gen), inner)
+    return CountSketch(n_probes, dim, rng=gen)
 
 
-def probe_inner_size(theta: SketchOperator) -> int | None:
-    """Rows of the hashing sketch a test operator acts through (None if none)."""
-    return theta.inner.sketch_size if hasattr(theta, "inner") else None
+def probe_mixer(theta: SketchOperator) -> NDArray[np.floating] | None:
+    """The q x q standard normal G of the Gaussian probes ``G S`` through a
+    test sketch S of :func:`probe_operator` (drawn from S's own seed, so that
+    it travels with S: block streams, merged states, dask workers), or None
+    when the test sketch is Gaussian itself."""
+    if isinstance(theta, GaussianSketch):
+        return None
+    q = theta.sketch_size
+    return np.random.default_rng([theta.seed, _PROBE_STREAM]).standard_normal((q, q))
+
+
+def from_probe_sketch(F: NDArray[np.floating], theta: SketchOperator, *,
+                      norm: float | None = None) -> ErrorEstimate:
+    """ErrorEstimate of ``||E||_F`` from the test sketch ``F = E theta^T``
+    (m x q) of an error matrix E, for ``theta`` of :func:`probe_operator`.
+
+    For a CountSketch S, the probes ``z_b = g_b^T S E^T`` (g_b the rows of
+    :func:`probe_mixer`) have the gram ``G (F^T F) G^T``: what
+    :func:`from_gaussian_probes` reads, formed from q x q products (the
+    interval counts S's variance, ``inner_size = q``).  Given S, the z_b
+    are Gaussian with mean square ``||S E^T||_F^2``, unbiased for
+    ``||E||_F^2`` since ``E[S^T S] = I``.
+    """
+    F = np.asarray(F, dtype=np.float64)
+    m, q = F.shape
+    G = probe_mixer(theta)
+    if G is None:  # N(0, 1/q) entries: rows sqrt(q) F^T are N(0, I) probes
+        return from_gaussian_probes(F.T * math.sqrt(q), norm=norm)
+    top = max(float(F.max()), -float(F.min())) if F.size else 0.0
+    if top == 0.0 or not np.isfinite(top):
+        value = 0.0 if top == 0.0 else float("inf")
+        return ErrorEstimate(value, value, value, _relative(value, norm), q)
+    e = exponent_of_largest(top)
+    Fs = np.ldexp(F, -e) if e else F
+    K = Fs.T @ Fs  # (q, q)
+    return _from_gram(G @ K @ G.T, m, math.ldexp(1.0, e), norm, inner_size=q)
 
 
 @dataclass(frozen=True)
@@ -172,8 +215,14 @@ def from_gaussian_probes(Z: NDArray[np.floating], *, norm: float | None = None,
     # float64; in between, Z is read as it is: one Gram product
     e = exponent_of_largest(top)
     Zs = np.ldexp(Z, -e) if e else Z
-    scale = math.ldexp(1.0, e)
-    G = Zs @ Zs.T  # (q, q): squared norms of the probes and their overlaps
+    # (q, q): squared norms of the probes and their overlaps
+    return _from_gram(Zs @ Zs.T, Z.shape[1], math.ldexp(1.0, e), norm, inner_size)
+
+
+def _from_gram(G, n, scale, norm, inner_size):
+    """from_gaussian_probes from the gram ``G = Z Z^T / scale^2`` of q probes
+    of length n."""
+    q = G.shape[0]
     sq = np.diag(G)  # ||z_b||^2 / scale^2
     mean = float(sq.mean())  # unbiased for ||E||_F^2 / scale^2
     value = scale * math.sqrt(mean)
@@ -183,10 +232,12 @@ def from_gaussian_probes(Z: NDArray[np.floating], *, norm: float | None = None,
         off = G[np.triu_indices(q, 1)] / mean  # in units of the mean (its squares stay finite)
         ratio = float(np.mean(off * off))  # unbiased for tr((E E^T)^2) / (tr E E^T)^2
         # d = q (tr K)^2 / tr K^2 lies in [q, q rank(E)]: clip the estimate there
-        dof = q / ratio if ratio > 0 else float(q * min(Z.shape))
-        dof = min(max(dof, float(q)), float(q * Z.shape[1]))
+        dof = q / ratio if ratio > 0 else float(q * min(q, n))
+        dof = min(max(dof, float(q)), float(q * n))
     if inner_size:
-        dof = max(float(q), dof / (1.0 + q / inner_size))
+        # the relative variances add: 2 / d from the probes given S, at most
+        # 2 q / (inner_size d) from S (Var ||S E^T||_F^2 <= 2 tr((E E^T)^2) / s)
+        dof = dof / (1.0 + q / inner_size)
     total = dof * mean  # sum of squares scaled to d degrees of freedom
     low = scale * math.sqrt(total / _chi2_ppf(1.0 - _TAIL, dof))
     high = scale * math.sqrt(total / _chi2_ppf(_TAIL, dof))

@@ -21,10 +21,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._config import serial_blas
-from ._errors import check_probes, from_gaussian_probes, probe_inner_size, probe_operator
+from ._errors import check_probes, from_probe_sketch, probe_operator
 from ._linalg import exact_core, project_psd as _project_psd, range_factors, sampling_scores
 from ._linalg import solve_core, squared_frobenius, symmetrize
-from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, sketch_both
+from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, _gemm_add, sketch_both
 from ._registry import KINDS, SKETCH_KINDS, make_sketch
 from ._validation import as_generator, as_matrix, check_int, check_rtol, check_sketchable
 from ._validation import check_tol, trusted
@@ -508,10 +508,10 @@ def _probe_generator(sketch, rng):
 
 
 class ResidualProbe:
-    """The test sketch of an error estimate of ``||A - C X R||_F``:
-    ``A Theta^T`` (m x q) with Theta q Gaussian probes through a CountSketch
-    of A's columns, and ``R Theta^T``; then ``E Theta^T = A Theta^T - C X
-    (R Theta^T)`` for any X.
+    """The test sketch of an error estimate of ``||A - C X R||_F``: ``A
+    Theta^T`` (m x q) for the test sketch Theta of
+    :func:`~sketchlab._errors.probe_operator`, and ``R Theta^T``; then ``E
+    Theta^T = A Theta^T - C X (R Theta^T)`` for any X.
 
     ``ResidualProbe(theta, AT, C, R, norm)`` takes ``A Theta^T`` and
     ``||A||_F`` already gathered (the dask front's pass);
@@ -535,15 +535,19 @@ class ResidualProbe:
             AT = theta.apply(A, axis=1)
         return cls(theta, AT, C, R, float(np.sqrt(squared_frobenius(A))))
 
-    def probes(self, X):
-        """Rows g_b^T E^T with g_b ~ N(0, I): columns of E Theta^T times sqrt(q)."""
-        Z = self.AT - self.C @ (np.asarray(X, dtype=np.float64) @ self.RT)
-        return (Z * np.sqrt(self.AT.shape[1])).T
+    def residual_sketch(self, X):
+        """``E Theta^T = A Theta^T - C X (R Theta^T)`` (m x q), a new array."""
+        W = np.asarray(X, dtype=np.float64) @ self.RT  # (c, q)
+        F = np.array(self.AT, dtype=np.float64)
+        # F -= C W in place by one BLAS call (no m x q temporaries), where C
+        # is a dense float64 array (else, as a sparse C of CUR, by products)
+        if sp.issparse(self.C) or not _gemm_add(F, self.C, -W):
+            F -= self.C @ W
+        return F
 
     def estimate(self, X):
         with serial_blas():
-            return from_gaussian_probes(self.probes(X), norm=self.norm,
-                                        inner_size=probe_inner_size(self.theta))
+            return from_probe_sketch(self.residual_sketch(X), self.theta, norm=self.norm)
 
 
 # kinds whose sketch of size 2s splits into two independent sketches of size s

@@ -36,7 +36,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._config import serial_blas
-from ._errors import check_probes, from_gaussian_probes, probe_inner_size, probe_operator
+from ._errors import check_probes, from_probe_sketch, probe_mixer, probe_operator
 from ._linalg import cholesky_qr, solve_core, square_safe_exponent
 from ._operators import UniformSampler
 from ._registry import SVD_SKETCHES, make_sketch
@@ -129,9 +129,12 @@ def svd_sketches(method, shape, k, *, c=None, r=None, s_c=None, s_r=None,
     :class:`~sketchlab.SketchState` for A of ``shape``; the operators are
     drawn from ``as_generator(rng)`` in the order Omega, Psi, S_C, S_R, and
     with ``estimate_error`` the test sketch ``"test"`` (``A Theta^T`` for
-    ``n_probes`` probes Theta, drawn last, so the answer is the same with or
-    without it; on the side of the range sketch, whose rows it shares: a pass
-    along the rows of a CSR A fills both row by row).  ``rank`` is
+    the test sketch Theta of ``n_probes`` rows, a CountSketch whose Gaussian
+    probes are formed at recovery: see
+    :func:`~sketchlab._errors.from_probe_sketch`; drawn last, so the answer
+    is the same with or without it; on the side of the range sketch, whose
+    rows it shares: a pass along the rows of a CSR A fills both row by
+    row).  ``rank`` is
     the number of components returned (default k).
     """
     method = check_choice(method, "method", METHODS)
@@ -229,26 +232,34 @@ def _lift(Q, Z):
     return Q[:, :t]
 
 
-def _rank_for_tol(tol, s, AT, U_C, U_N, TV, norm):
+def _rank_for_tol(tol, s, AT, U_C, U_N, TV, norm, theta):
     """Smallest rank whose estimated ``||A - A_rank||_F / ||A||_F`` is at most
     ``tol``, from the test sketch alone (no pass over A).
 
     ``AT = A Theta^T`` (m x q) is the test sketch, ``U = U_C U_N`` (m x t)
     the left singular vectors (orthonormal) and ``TV = Theta V`` (q x t) the
-    sketched right ones.  With ``Z_l = AT - U_l S_l TV_l^T``, ``||Z_l||_F^2 = ||AT||_F^2
-    - sum_{j <= l} (2 s_j w_j . tv_j - s_j^2 ||tv_j||^2)`` with ``w_j = AT^T
-    u_j``: every rank at once from q x t products.  When no rank reaches it:
-    ``(None, best)``, ``best`` the rank with the smallest estimated error (the
-    higher ranks of a single-pass SVD can be worse than the lower ones, even
-    worse than zero).
+    sketched right ones.  The estimate of rank l is the value of
+    :func:`~sketchlab._errors.from_probe_sketch` on ``F_l = AT - U_l S_l
+    TV_l^T``: ``||F_l P^T||_F^2`` with P the probes' q x q mixer over a
+    CountSketch (``G / sqrt(q)``, identity for Gaussian probes); it is
+    ``||AT P^T||_F^2 - sum_{j <= l} (2 s_j w_j . tv_j - s_j^2 ||tv_j||^2)``
+    with ``w_j = P AT^T u_j`` and ``tv_j = P TV e_j``: every rank at once
+    from q x t products.  When no rank reaches it: ``(None, best)``,
+    ``best`` the rank with the smallest estimated error (the higher ranks of
+    a single-pass SVD can be worse than the lower ones, even worse than
+    zero).
     """
     # in units of ||A||_F (finite at any scale): the squares stay in range
     unit = norm if 0.0 < norm < math.inf else 1.0
     AT, s = AT / unit, s / unit
-    W = (AT.T @ U_C) @ U_N  # AT^T U, (q, t)
+    G = probe_mixer(theta)
+    P = np.eye(AT.shape[1]) if G is None else G / math.sqrt(G.shape[0])
+    K = AT.T @ AT  # (q, q)
+    W = P @ ((AT.T @ U_C) @ U_N)  # P AT^T U, (q, t)
+    TV = P @ TV
     cross = np.einsum("bj,bj->j", W, TV) * s  # s_j w_j . tv_j
     own = np.einsum("bj,bj->j", TV, TV) * s * s
-    residual2 = float(np.einsum("ib,ib->", AT, AT)) - np.cumsum(2 * cross - own)
+    residual2 = float(np.einsum("ab,ab->", P @ K, P)) - np.cumsum(2 * cross - own)
     for rank, value in enumerate(residual2, start=1):  # ||Z_rank||_F^2 estimates ||E_rank||_F^2
         if math.sqrt(max(value, 0.0)) <= tol * norm / unit:
             return rank, rank
@@ -297,7 +308,7 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
             AT = np.asarray(sketches["test"], dtype=np.float64)  # A Theta^T, (m, q)
             TV_R = _sketch_rows(theta, V_R)  # Theta V_R, before V_R is overwritten by the lift
         if tol is not None:
-            found, best = _rank_for_tol(tol, s, AT, U_C, U_N, TV_R @ Vt_N.T, norm)
+            found, best = _rank_for_tol(tol, s, AT, U_C, U_N, TV_R @ Vt_N.T, norm, theta)
             if found is None:
                 warnings.warn(
                     f"no rank up to the sketch rank {s.shape[0]} reaches the estimated relative "
@@ -312,15 +323,13 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
         Vt = _lift(V_R, Vt_N[:t].T).T
         estimate = None
         if test:
-            q = AT.shape[1]
             # (A - U S Vt) Theta^T = A Theta^T - U (Theta V S)^T by one GEMM onto
             # the test sketch (F order, in its memory when the state is spent)
             Y = (TV_R @ Vt_N[:t].T) * s[:t]  # Theta V S, (q, t)
-            ZT = AT if overwrite and AT.flags.f_contiguous else np.array(AT, order="F")
-            gemm = sla.blas.get_blas_funcs("gemm", (ZT,))
-            ZT = gemm(-math.sqrt(q), U, Y.T, beta=math.sqrt(q), c=ZT, overwrite_c=1)
-            Z = ZT.T  # (q, m): rows are probes of N(0, 1) entries
-            estimate = from_gaussian_probes(Z, norm=norm, inner_size=probe_inner_size(theta))
+            F = AT if overwrite and AT.flags.f_contiguous else np.array(AT, order="F")
+            gemm = sla.blas.get_blas_funcs("gemm", (F,))
+            F = gemm(-1.0, U, Y.T, beta=1.0, c=F, overwrite_c=1)  # (m, q)
+            estimate = from_probe_sketch(F, theta, norm=norm)
         dtype = state.dtype
         return (U.astype(dtype, copy=False), s[:t].astype(dtype),
                 Vt.astype(dtype, copy=False), estimate)

@@ -16,7 +16,8 @@ import scipy.sparse as sp
 from scipy.stats import binom
 
 import sketchlab as sl
-from sketchlab._errors import from_gaussian_probes, from_samples
+from sketchlab._errors import (from_gaussian_probes, from_probe_sketch, from_samples,
+                               probe_mixer, probe_operator)
 
 
 def low_rank_plus_noise(m, n, rank, noise, seed, decay=0.7):
@@ -56,6 +57,56 @@ def test_gaussian_probe_intervals_cover_at_their_level(spectrum):
     # unbiased for the squared norm (mean of 400 estimates within 4 standard errors)
     squares = np.asarray(squares)
     assert abs(squares.mean() - truth ** 2) <= 4 * squares.std() / np.sqrt(trials)
+
+
+@pytest.mark.parametrize("spectrum", ["flat", "one-direction", "decaying"])
+def test_probes_through_a_countsketch_cover_at_their_level(spectrum):
+    """The test sketches' probes G S, S a CountSketch of q rows: its own
+    variance (as large as the Gaussian's for a rank-one error) must be in
+    the interval, which an interval of q degrees of freedom at least missed."""
+    gen = np.random.default_rng(3)
+    m, n, q = 60, 400, 10
+    if spectrum == "flat":
+        E = gen.standard_normal((m, n))
+    elif spectrum == "one-direction":
+        E = np.outer(gen.standard_normal(m), gen.standard_normal(n))
+    else:
+        E = low_rank_plus_noise(m, n, 20, 0.01, 1)
+    truth = np.linalg.norm(E)
+    trials, covered, squares = 400, 0, []
+    for _ in range(trials):
+        theta = probe_operator(q, n, gen)
+        est = from_probe_sketch(theta.apply(E, axis=1), theta)
+        covered += est.contains(truth)
+        squares.append(est.value ** 2)
+    assert covered >= coverage_floor(trials)
+    squares = np.asarray(squares)
+    assert abs(squares.mean() - truth ** 2) <= 4 * squares.std() / np.sqrt(trials)
+
+
+def test_probe_sketch_is_the_gaussian_probes_of_its_mixer():
+    """from_probe_sketch(E S^T, S) = from_gaussian_probes(G S E^T): the
+    Gaussian acts on the q x q gram, never on A; Gaussian test sketches (q >=
+    dim) are read as they are."""
+    gen = np.random.default_rng(4)
+    E = gen.standard_normal((50, 300)) * 1e-200  # scaled back into range, as the probes are
+    theta = probe_operator(8, 300, gen)
+    F = theta.apply(E, axis=1)
+    G = probe_mixer(theta)
+    assert G.shape == (8, 8) and np.array_equal(G, probe_mixer(theta))  # drawn from S's seed
+    ours = from_probe_sketch(F, theta, norm=3.0)
+    ref = from_gaussian_probes(G @ F.T, norm=3.0, inner_size=8)
+    for a, b in zip(
+        (ours.value, ours.low, ours.high, ours.relative), (ref.value, ref.low, ref.high, ref.relative)
+    ):
+        assert a == pytest.approx(b, rel=1e-12)
+    small = probe_operator(8, 6, gen)
+    assert probe_mixer(small) is None
+    F6 = small.apply(E[:, :6], axis=1)
+    assert from_probe_sketch(F6, small).value == pytest.approx(
+        from_gaussian_probes(F6.T * math.sqrt(8)).value, rel=1e-12)
+    assert from_probe_sketch(np.zeros((5, 8)), theta).value == 0.0
+    assert from_probe_sketch(np.full((5, 8), np.inf), theta).value == math.inf
 
 
 def test_interval_width_adapts_to_the_spectrum():
