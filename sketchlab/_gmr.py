@@ -498,7 +498,7 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
     # the probes are drawn after the sketches (from a generator of their own
     # when the sketches were given), so X is the same with or without them
     probe = ResidualProbe.of(A, C, R, q, _probe_generator(sketch, rng))
-    return X.astype(dtype, copy=False), probe.estimate(X)
+    return X.astype(dtype, copy=False), probe.estimate(X, overwrite=True)
 
 
 def _probe_generator(sketch, rng):
@@ -535,19 +535,26 @@ class ResidualProbe:
             AT = theta.apply(A, axis=1)
         return cls(theta, AT, C, R, float(np.sqrt(squared_frobenius(A))))
 
-    def residual_sketch(self, X):
-        """``E Theta^T = A Theta^T - C X (R Theta^T)`` (m x q), a new array."""
+    def residual_sketch(self, X, overwrite=False):
+        """``E Theta^T = A Theta^T - C X (R Theta^T)`` (m x q): a new array, or
+        with ``overwrite`` in the memory of ``A Theta^T`` (the probe is spent)."""
         W = np.asarray(X, dtype=np.float64) @ self.RT  # (c, q)
-        F = np.array(self.AT, dtype=np.float64)
+        F = self.AT
+        if not (overwrite and F.dtype == np.float64 and F.flags.writeable
+                and (F.flags.c_contiguous or F.flags.f_contiguous)):
+            F = np.array(F, dtype=np.float64)
         # F -= C W in place by one BLAS call (no m x q temporaries), where C
         # is a dense float64 array (else, as a sparse C of CUR, by products)
         if sp.issparse(self.C) or not _gemm_add(F, self.C, -W):
             F -= self.C @ W
         return F
 
-    def estimate(self, X):
+    def estimate(self, X, overwrite=False):
+        """The ErrorEstimate of ``||A - C X R||_F`` (``overwrite``: see
+        :meth:`residual_sketch`)."""
         with serial_blas():
-            return from_probe_sketch(self.residual_sketch(X), self.theta, norm=self.norm)
+            return from_probe_sketch(self.residual_sketch(X, overwrite), self.theta,
+                                     norm=self.norm)
 
 
 # kinds whose sketch of size 2s splits into two independent sketches of size s
