@@ -228,8 +228,9 @@ class ReadPassRoofline:
 
 class ComposedSketches:
     """A small Gaussian over a hashing sketch (``compose(GaussianSketch(s,
-    4 s), inner)``: the error estimates' probes, s = 10, and fast_sp_svd's
-    default "osnap-gaussian" range sketch, s = 20) on CSR data, left and right:
+    4 s), inner)``: fast_sp_svd's default "osnap-gaussian" range sketch, s =
+    20, and s = 10 as the error estimates' probes were until they became a
+    CountSketch of s rows with the Gaussian on their gram) on CSR data, left and right:
     into a new array (the two steps), and onto a running sketch as a
     SketchState keeps it (``_running``: F order on the right), where the
     intermediate may not outgrow the output (one compiled pass, or the two
