@@ -24,7 +24,7 @@ from ._config import serial_blas
 from ._errors import check_probes, from_probe_sketch, probe_operator
 from ._linalg import exact_core, project_psd as _project_psd, range_factors, sampling_scores
 from ._linalg import solve_core, squared_frobenius, symmetrize
-from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, _gemm_add, sketch_both
+from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, gemm_add, sketch_both
 from ._registry import KINDS, SKETCH_KINDS, make_sketch
 from ._validation import as_generator, as_matrix, check_int, check_rtol, check_sketchable
 from ._validation import check_tol, trusted
@@ -545,7 +545,7 @@ class ResidualProbe:
             F = np.array(F, dtype=np.float64)
         # F -= C W in place by one BLAS call (no m x q temporaries), where C
         # is a dense float64 array (else, as a sparse C of CUR, by products)
-        if sp.issparse(self.C) or not _gemm_add(F, self.C, -W):
+        if sp.issparse(self.C) or not gemm_add(F, self.C, -W):
             F -= self.C @ W
         return F
 

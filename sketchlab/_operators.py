@@ -1155,13 +1155,13 @@ class IndexSelection(_Sampler):
 # ---------------------------------------------------------------------------
 
 
-def _gemm_add(target, Y, G):
+def gemm_add(target, Y, G):
     """target += Y @ G in place by BLAS (beta = 1) when ``target`` is C- or
     F-contiguous and the dtypes agree; False otherwise."""
     import scipy.linalg as sla
 
     if target.flags.c_contiguous and not target.flags.f_contiguous:
-        return _gemm_add(target.T, G.T, Y.T)
+        return gemm_add(target.T, G.T, Y.T)
     if not target.flags.f_contiguous or not (Y.dtype == G.dtype == target.dtype):
         return False
     gemm = sla.blas.get_blas_funcs("gemm", (target,))
@@ -1180,7 +1180,7 @@ def _add_product(target, Y, G, budget=_PIECE_ENTRIES):
     with temporaries of at most ``budget`` entries."""
     h, s = target.shape
     if not sp.issparse(Y):
-        if _gemm_add(target, Y, G):
+        if gemm_add(target, Y, G):
             return
         step = max(1, budget // max(1, s))
         for r0 in range(0, h, step):
