@@ -74,20 +74,27 @@ def median_time(fn, repeat, min_time=0.0):
 
 
 def alternating_times(fns, repeat):
-    """Median wall times of the calls in ``fns``, run in turns (a, b, c, b,
-    c, a, ...: each round starts one later) after one warm-up each.
+    """Median wall times of the calls in ``fns``, run in turns after one
+    warm-up each: every round runs each call once, in an order drawn afresh
+    (fixed seed).
 
     For rows whose target is the ratio of two calls: on a shared machine the
     speed drifts by tens of percent over seconds, and timing one call's runs
     as a block and then the other's puts that drift into the ratio (0.76-0.86
     in blocks against 1.02-1.05 in turns for fast_sp_svd / practical_sp_svd
-    on the same code).  In turns, both medians see the same drift."""
+    on the same code).  The order is shuffled because a call also pays for
+    the one before it, through the memory the C library keeps or gives back:
+    in a fixed rotation that ran fast_sp_svd mostly after its
+    estimate_error=True call, fast_sp_svd measured 0.53-0.62x
+    practical_sp_svd (35-47 ms instead of 60-75 ms with glibc told to keep
+    its memory, MALLOC_TRIM_THRESHOLD_ and MALLOC_MMAP_THRESHOLD_), and
+    0.99-1.08x in shuffled order."""
     for fn in fns:
         fn()
     times = [[] for _ in fns]
-    for r in range(repeat):
-        for k in range(len(fns)):
-            i = (r + k) % len(fns)
+    order = np.random.default_rng(0)
+    for _ in range(repeat):
+        for i in order.permutation(len(fns)):
             gc.collect()
             t0 = time.perf_counter()
             fns[i]()
