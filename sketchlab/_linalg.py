@@ -126,8 +126,8 @@ _CHOLQR_MAX_COND = 1e7
 
 def cholesky_qr(B: Array, rtol: float | None = None,
                 eps: float = np.finfo(np.float64).eps, *,
-                overwrite: bool = False, exponent: int | None = None
-                ) -> tuple[Array, Array] | None:
+                overwrite: bool = False, exponent: int | None = None,
+                finish: bool = True) -> tuple[Array, ...] | None:
     """``B = Q T`` by CholeskyQR2 for a tall B clearly of full column rank, else None.
 
     Two passes of ``T_k = chol(Q^T Q)``, ``Q <- Q T_k^-1`` (Fukaya, Nakatsukasa
@@ -144,6 +144,9 @@ def cholesky_qr(B: Array, rtol: float | None = None,
     with None it is untouched).  ``exponent``: the power of two to scale B
     by before squaring, for a caller that knows it (else
     :func:`square_safe_exponent`, a scan of B with a temporary of its size).
+    ``finish=False`` returns ``(Q1, T2, T)`` with ``Q = Q1 T2^-1`` not
+    formed: a caller that only multiplies Q by small matrices applies
+    ``T2^-1`` on their side and saves a pass over the tall Q.
     """
     B = np.asarray(B, dtype=np.float64)
     m, n = B.shape
@@ -167,7 +170,10 @@ def cholesky_qr(B: Array, rtol: float | None = None,
     T2 = _gram_cholesky(Q)
     if T2 is None:  # pragma: no cover - Q has condition number near 1 here
         return None
-    return _right_solve(Q, T2, True), np.ldexp(T2 @ T1, e) if e else T2 @ T1
+    T = np.ldexp(T2 @ T1, e) if e else T2 @ T1
+    if not finish:
+        return Q, T2, T
+    return _right_solve(Q, T2, True), T
 
 
 def _triangular_rcond(T):

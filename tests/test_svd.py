@@ -206,13 +206,60 @@ def test_cholesky_qr_of_large_sketches(method, dense_input, monkeypatch):
     monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 0)
     monkeypatch.setattr(svd_mod, "cholesky_qr",
                         lambda *a, **k: calls.append(cholesky_qr(*a, **k)) or calls[-1])
-    assert_same_svd(run(method, dense_input, 5, **kw), want, 1e-10)
+    U, s, Vt = run(method, dense_input, 5, **kw)
+    assert_same_svd((U, s, Vt), want, 1e-10)
     assert calls and all(qr is not None for qr in calls)
+    # the bases keep CholeskyQR2's last factor on the small side (Q = Q1 T2^-1
+    # never formed): still orthonormal, and the error estimate and tol= agree
+    # with Householder's bases
+    assert all(len(qr) == 3 for qr in calls)
+    for B in (U, Vt.T):
+        np.testing.assert_allclose(B.T @ B, np.eye(B.shape[1]), atol=1e-13)
+    U, s, Vt, est = run(method, dense_input, 5, **kw, estimate_error=True)
+    hold = run(method, dense_input, 5, estimate_error=True, tol=0.7, kind="gaussian", rng=3,
+               rank=None)
+    monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 1 << 40)
+    monkeypatch.setattr(svd_mod, "_CHOLQR_TALL_MIN_ENTRIES", 1 << 40)
+    est_h = run(method, dense_input, 5, **kw, estimate_error=True)[3]
+    hold_h = run(method, dense_input, 5, estimate_error=True, tol=0.7, kind="gaussian", rng=3,
+               rank=None)
+    assert est.value == pytest.approx(est_h.value, rel=1e-10)
+    assert 1 < hold[1].shape[0] == hold_h[1].shape[0] < 10  # a rank inside the sketch rank
+    assert hold[3].value == pytest.approx(hold_h[3].value, rel=1e-10)
+    monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 0)
     calls.clear()
     A = low_rank_plus_noise(150, 110, 6, 0.0, seed=8)
     U, s, Vt = run(method, A, 6, kind="gaussian", rng=3)
     assert any(qr is None for qr in calls)  # the range sketch: rank 6 of 13 columns
     assert np.linalg.norm(A - product(U, s, Vt)) <= 1e-8 * np.linalg.norm(A)
+
+
+def test_factored_cholesky_qr_basis(monkeypatch):
+    """A basis from CholeskyQR2 keeps its last factor T2 apart (Q = Q1 T2^-1):
+    its sketches, products and lift are those of the explicit Q.  The sketch
+    here has condition number 1e5, so Q1 alone is orthonormal only to about
+    1e-6 and a forgotten T2^-1 fails."""
+    gen = np.random.default_rng(5)
+    m, n = 400, 12
+    X = np.asfortranarray(np.linalg.qr(gen.standard_normal((m, n)))[0]
+                          * np.geomspace(1, 1e-5, n) @ np.linalg.qr(gen.standard_normal((n, n)))[0])
+    monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 0)
+    basis, T = svd_mod._qr(X.copy(order="F"), True, np.linalg.norm(X))
+    assert basis.T2 is not None
+    assert np.abs(basis.Q1.T @ basis.Q1 - np.eye(n)).max() > 1e-9
+    Q = np.linalg.solve(basis.T2.T, basis.Q1.T).T  # Q1 T2^-1, explicitly
+    np.testing.assert_allclose(Q.T @ Q, np.eye(n), atol=1e-13)
+    np.testing.assert_allclose(Q @ T, X, atol=1e-13)
+    S = sl.CountSketch(30, m, rng=1)
+    np.testing.assert_allclose(basis.rows(S), S @ Q, atol=1e-13)
+    Y = gen.standard_normal((5, m))
+    np.testing.assert_allclose(basis.times(Y @ basis.Q1), Y @ Q, atol=1e-12)
+    Z = gen.standard_normal((n, 4))
+    np.testing.assert_allclose(basis.lift(Z), Q @ Z, atol=1e-13)
+    monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 1 << 40)
+    monkeypatch.setattr(svd_mod, "_CHOLQR_TALL_MIN_ENTRIES", 1 << 40)
+    householder, _ = svd_mod._qr(X.copy(order="F"), True, np.linalg.norm(X))
+    assert householder.T2 is None and householder.rows(S).shape == (30, n)
 
 
 @pytest.mark.parametrize("method", METHODS)
