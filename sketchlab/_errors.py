@@ -114,14 +114,23 @@ def from_probe_sketch(F: NDArray[np.floating], theta: SketchOperator, *,
     G = probe_mixer(theta)
     if G is None:  # N(0, 1/q) entries: rows sqrt(q) F^T are N(0, I) probes
         return from_gaussian_probes(F.T * math.sqrt(q), norm=norm)
-    top = max(float(F.max()), -float(F.min())) if F.size else 0.0
-    if top == 0.0 or not np.isfinite(top):
-        value = 0.0 if top == 0.0 else float("inf")
-        return ErrorEstimate(value, value, value, _relative(value, norm), q)
-    e = exponent_of_largest(top)
-    Fs = np.ldexp(F, -e) if e else F
+    Fs, scale = _unit_scaled(F)
+    if Fs is None:
+        return ErrorEstimate(scale, scale, scale, _relative(scale, norm), q)
     K = Fs.T @ Fs  # (q, q)
-    return _from_gram(G @ K @ G.T, m, math.ldexp(1.0, e), norm, inner_size=q)
+    return _from_gram(G @ K @ G.T, m, scale, norm, inner_size=q)
+
+
+def _unit_scaled(Z):
+    """``(Z / scale, scale)``, scale a power of two (exact) where the squares
+    of Z's entries would leave the range of float64, else 1 (Z read as it
+    is); ``(None, 0.0)`` for an all-zero Z and ``(None, inf)`` for one that
+    is not finite: the estimate is then that value, exactly."""
+    top = max(float(Z.max()), -float(Z.min())) if Z.size else 0.0
+    if top == 0.0 or not np.isfinite(top):
+        return None, (0.0 if top == 0.0 else float("inf"))
+    e = exponent_of_largest(top)
+    return (np.ldexp(Z, -e) if e else Z), math.ldexp(1.0, e)
 
 
 @dataclass(frozen=True)
@@ -207,29 +216,24 @@ def from_gaussian_probes(Z: NDArray[np.floating], *, norm: float | None = None,
     """
     Z = np.asarray(Z, dtype=np.float64)
     q = Z.shape[0]
-    top = max(float(Z.max()), -float(Z.min())) if Z.size else 0.0
-    if top == 0.0 or not np.isfinite(top):
-        value = 0.0 if top == 0.0 else float("inf")
-        return ErrorEstimate(value, value, value, _relative(value, norm), q)
-    # by a power of two (exact) where the squares would leave the range of
-    # float64; in between, Z is read as it is: one Gram product
-    e = exponent_of_largest(top)
-    Zs = np.ldexp(Z, -e) if e else Z
+    Zs, scale = _unit_scaled(Z)
+    if Zs is None:
+        return ErrorEstimate(scale, scale, scale, _relative(scale, norm), q)
     # (q, q): squared norms of the probes and their overlaps
-    return _from_gram(Zs @ Zs.T, Z.shape[1], math.ldexp(1.0, e), norm, inner_size)
+    return _from_gram(Zs @ Zs.T, Z.shape[1], scale, norm, inner_size)
 
 
-def _from_gram(G, n, scale, norm, inner_size):
-    """from_gaussian_probes from the gram ``G = Z Z^T / scale^2`` of q probes
+def _from_gram(gram, n, scale, norm, inner_size):
+    """from_gaussian_probes from the gram ``Z Z^T / scale^2`` of q probes Z
     of length n."""
-    q = G.shape[0]
-    sq = np.diag(G)  # ||z_b||^2 / scale^2
+    q = gram.shape[0]
+    sq = np.diag(gram)  # ||z_b||^2 / scale^2
     mean = float(sq.mean())  # unbiased for ||E||_F^2 / scale^2
     value = scale * math.sqrt(mean)
     if q < 2:
         dof = 1.0
     else:
-        off = G[np.triu_indices(q, 1)] / mean  # in units of the mean (its squares stay finite)
+        off = gram[np.triu_indices(q, 1)] / mean  # in units of the mean (its squares stay finite)
         ratio = float(np.mean(off * off))  # unbiased for tr((E E^T)^2) / (tr E E^T)^2
         # d = q (tr K)^2 / tr K^2 lies in [q, q rank(E)]: clip the estimate there
         dof = q / ratio if ratio > 0 else float(q * min(q, n))

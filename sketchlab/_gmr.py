@@ -540,8 +540,7 @@ class ResidualProbe:
         with ``overwrite`` in the memory of ``A Theta^T`` (the probe is spent)."""
         W = np.asarray(X, dtype=np.float64) @ self.RT  # (c, q)
         F = self.AT
-        if not (overwrite and F.dtype == np.float64 and F.flags.writeable
-                and (F.flags.c_contiguous or F.flags.f_contiguous)):
+        if not (overwrite and F.dtype == np.float64 and F.flags.writeable):
             F = np.array(F, dtype=np.float64)
         # F -= C W in place by one BLAS call (no m x q temporaries), where C
         # is a dense float64 array (else, as a sparse C of CUR, by products)

@@ -133,9 +133,8 @@ def svd_sketches(method, shape, k, *, c=None, r=None, s_c=None, s_r=None,
     probes are formed at recovery: see
     :func:`~sketchlab._errors.from_probe_sketch`; drawn last, so the answer
     is the same with or without it; on the side of the range sketch, whose
-    rows it shares: a pass along the rows of a CSR A fills both row by
-    row).  ``rank`` is
-    the number of components returned (default k).
+    rows it shares).  ``rank`` is the number of components returned
+    (default k).
     """
     method = check_choice(method, "method", METHODS)
     _check_kinds(range_sketch, core_sketch if method != "practical" else None)

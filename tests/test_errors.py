@@ -36,16 +36,20 @@ def coverage_floor(trials, nominal=0.9, alpha=1e-4):
 # ---- the probes' law -------------------------------------------------------------
 
 
+def error_matrix(spectrum, m, n, gen):
+    """An m x n error matrix whose singular values are flat, one, or decaying."""
+    if spectrum == "flat":
+        return gen.standard_normal((m, n))
+    if spectrum == "one-direction":
+        return np.outer(gen.standard_normal(m), gen.standard_normal(n))
+    return low_rank_plus_noise(m, n, 20, 0.01, 1)
+
+
 @pytest.mark.parametrize("spectrum", ["flat", "one-direction", "decaying"])
 def test_gaussian_probe_intervals_cover_at_their_level(spectrum):
     gen = np.random.default_rng(0)
     m, n, q = 80, 60, 10
-    if spectrum == "flat":
-        E = gen.standard_normal((m, n))
-    elif spectrum == "one-direction":
-        E = np.outer(gen.standard_normal(m), gen.standard_normal(n))
-    else:
-        E = low_rank_plus_noise(m, n, 20, 0.01, 1)
+    E = error_matrix(spectrum, m, n, gen)
     truth = np.linalg.norm(E)
     trials, covered, squares = 400, 0, []
     for _ in range(trials):
@@ -66,12 +70,7 @@ def test_probes_through_a_countsketch_cover_at_their_level(spectrum):
     the interval, which an interval of q degrees of freedom at least missed."""
     gen = np.random.default_rng(3)
     m, n, q = 60, 400, 10
-    if spectrum == "flat":
-        E = gen.standard_normal((m, n))
-    elif spectrum == "one-direction":
-        E = np.outer(gen.standard_normal(m), gen.standard_normal(n))
-    else:
-        E = low_rank_plus_noise(m, n, 20, 0.01, 1)
+    E = error_matrix(spectrum, m, n, gen)
     truth = np.linalg.norm(E)
     trials, covered, squares = 400, 0, []
     for _ in range(trials):

@@ -216,16 +216,16 @@ def test_cholesky_qr_of_large_sketches(method, dense_input, monkeypatch):
     for B in (U, Vt.T):
         np.testing.assert_allclose(B.T @ B, np.eye(B.shape[1]), atol=1e-13)
     U, s, Vt, est = run(method, dense_input, 5, **kw, estimate_error=True)
-    hold = run(method, dense_input, 5, estimate_error=True, tol=0.7, kind="gaussian", rng=3,
+    by_tol = run(method, dense_input, 5, estimate_error=True, tol=0.7, kind="gaussian", rng=3,
                rank=None)
     monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 1 << 40)
     monkeypatch.setattr(svd_mod, "_CHOLQR_TALL_MIN_ENTRIES", 1 << 40)
     est_h = run(method, dense_input, 5, **kw, estimate_error=True)[3]
-    hold_h = run(method, dense_input, 5, estimate_error=True, tol=0.7, kind="gaussian", rng=3,
+    by_tol_h = run(method, dense_input, 5, estimate_error=True, tol=0.7, kind="gaussian", rng=3,
                rank=None)
     assert est.value == pytest.approx(est_h.value, rel=1e-10)
-    assert 1 < hold[1].shape[0] == hold_h[1].shape[0] < 10  # a rank inside the sketch rank
-    assert hold[3].value == pytest.approx(hold_h[3].value, rel=1e-10)
+    assert 1 < by_tol[1].shape[0] == by_tol_h[1].shape[0] < 10  # a rank inside the sketch rank
+    assert by_tol[3].value == pytest.approx(by_tol_h[3].value, rel=1e-10)
     monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 0)
     calls.clear()
     A = low_rank_plus_noise(150, 110, 6, 0.0, seed=8)
