@@ -122,6 +122,12 @@ def truncated_svd(B: Array, rtol: float | None = None,
 # then at most 0.02, so the Cholesky factorization exists), and the second pass
 # of CholeskyQR2 makes Q orthonormal to working precision.
 _CHOLQR_MAX_COND = 1e7
+# ... and one Cholesky pass is enough (``Q = B T1^-1`` is orthonormal to
+# about eps cond(B)^2, under 1.5e-14) when the first factor's 2-norm
+# condition number is below this.  Range sketches usually are that well
+# conditioned: 1.2-1.9 for CountSketch sketches of 13-40 columns of
+# debian-tfidf, where Q came out orthonormal to 1.5e-15.
+_ONE_ROUND_COND = 8.0
 
 
 def cholesky_qr(B: Array, rtol: float | None = None,
@@ -146,7 +152,11 @@ def cholesky_qr(B: Array, rtol: float | None = None,
     :func:`square_safe_exponent`, a scan of B with a temporary of its size).
     ``finish=False`` returns ``(Q1, T2, T)`` with ``Q = Q1 T2^-1`` not
     formed: a caller that only multiplies Q by small matrices applies
-    ``T2^-1`` on their side and saves a pass over the tall Q.
+    ``T2^-1`` on their side and saves a pass over the tall Q.  When B is
+    well conditioned (2-norm condition number under 8: one Cholesky pass
+    already gives Q orthonormal to about ``eps cond(B)^2``), Q1 is B itself
+    (scaled by ``2^-exponent``; the caller's array when that is 0) and T2
+    the first factor: no pass over B after its Gram matrix.
     """
     B = np.asarray(B, dtype=np.float64)
     m, n = B.shape
@@ -166,6 +176,10 @@ def cholesky_qr(B: Array, rtol: float | None = None,
     rcond = _triangular_rcond(T1)
     if not n < limit * rcond:  # n / rcond >= limit, NaN-safe
         return None
+    if not finish:
+        s = sla.svdvals(T1, check_finite=False)
+        if s[0] < _ONE_ROUND_COND * s[-1]:
+            return B, T1, (np.ldexp(T1, e) if e else T1)
     Q = _right_solve(B, T1, overwrite)
     T2 = _gram_cholesky(Q)
     if T2 is None:  # pragma: no cover - Q has condition number near 1 here

@@ -195,10 +195,14 @@ class _Basis(NamedTuple):
     tall Q1 and CholeskyQR2's last small triangular factor T2 (None: Q =
     Q1).  Q only ever meets small matrices (the sketches of Q, the lift
     ``Q Z``), so ``T2^-1`` goes on their side: one pass over the tall Q
-    (a triangular solve, 2-3 ms for 52396 x 20) less per basis."""
+    (a triangular solve, 2-3 ms for 52396 x 20) less per basis.  For a
+    well-conditioned sketch Q1 is the sketch itself and T2 the one Cholesky
+    factor (:func:`~sketchlab._linalg.cholesky_qr`): ``spare`` False when
+    Q1 is memory the caller keeps (the lift then writes a new array)."""
 
     Q1: NDArray[np.floating]
     T2: NDArray[np.floating] | None
+    spare: bool = True
 
     def rows(self, op):
         """``op @ Q`` (op a sketch of Q's rows)."""
@@ -211,9 +215,12 @@ class _Basis(NamedTuple):
         return sla.solve_triangular(self.T2, Y.T, trans="T", check_finite=False).T
 
     def lift(self, Z):
-        """``Q Z``, written into the first columns of Q1 (the basis is spent)."""
+        """``Q Z``, written into the first columns of Q1 when it is spare
+        (the basis is spent)."""
         if self.T2 is not None:
             Z = sla.solve_triangular(self.T2, Z, check_finite=False)
+        if not self.spare:
+            return self.Q1 @ Z.astype(self.Q1.dtype, copy=False)
         return _lift(self.Q1, Z)
 
 
@@ -231,7 +238,7 @@ def _qr(X, overwrite, norm):
                          finish=False)
         if qr is not None:
             Q1, T2, T = qr
-            return _Basis(Q1, T2), T
+            return _Basis(Q1, T2, overwrite or not np.shares_memory(Q1, X)), T
     if e:
         X = np.ldexp(X, -e, out=X if overwrite else None)
     Q, T = sla.qr(X, mode="economic", overwrite_a=overwrite, check_finite=False)

@@ -262,6 +262,38 @@ def test_factored_cholesky_qr_basis(monkeypatch):
     assert householder.T2 is None and householder.rows(S).shape == (30, n)
 
 
+@pytest.mark.parametrize("overwrite", [True, False])
+def test_one_round_cholesky_qr_basis(monkeypatch, overwrite):
+    """A well-conditioned sketch (condition number 3) needs one Cholesky
+    pass: the basis is the sketch itself with the one factor, Q = X T^-1,
+    orthonormal to working precision; its lift leaves a sketch the caller
+    keeps (overwrite=False) untouched.  Condition number 20 takes the two
+    passes."""
+    gen = np.random.default_rng(6)
+    m, n = 500, 10
+    U0 = np.linalg.qr(gen.standard_normal((m, n)))[0]
+    W0 = np.linalg.qr(gen.standard_normal((n, n)))[0]
+    monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 0)
+    for cond, one_round in ((3.0, True), (20.0, False)):
+        X = np.asfortranarray(U0 * np.geomspace(1, 1 / cond, n) @ W0)
+        kept = X.copy(order="F")
+        basis, T = svd_mod._qr(X, overwrite, np.linalg.norm(X))
+        assert basis.T2 is not None and np.array_equal(basis.Q1, kept) == one_round
+        if one_round:  # no pass over X after its Gram matrix
+            assert basis.Q1 is X
+            np.testing.assert_array_equal(basis.T2, T)
+            assert basis.spare == overwrite
+        Q = np.linalg.solve(basis.T2.T, basis.Q1.T).T
+        np.testing.assert_allclose(Q.T @ Q, np.eye(n), atol=1e-14)
+        np.testing.assert_allclose(Q @ T, kept, atol=1e-14)
+        S = sl.CountSketch(30, m, rng=1)
+        np.testing.assert_allclose(basis.rows(S), S @ Q, atol=1e-13)
+        Z = gen.standard_normal((n, 4))
+        np.testing.assert_allclose(basis.lift(Z), Q @ Z, atol=1e-13)
+        if not overwrite:
+            np.testing.assert_array_equal(X, kept)
+
+
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("e", [-900, 900])
 def test_cholesky_qr_at_extreme_scales(method, e, dense_input, monkeypatch):
