@@ -171,8 +171,8 @@ def cur(A: MatrixLike, c: int, r: int | None = None, *, k: int | None = None,
         Seeds the selection, then the core's sketches, then the probes.
     estimate_error : bool, default False
         Attach an :class:`~sketchlab.ErrorEstimate` of ``||A - C U R||_F``
-        (Gaussian probes through a CountSketch of A's columns) as
-        ``error_estimate``.
+        (Gaussian probes through CountSketches of A's columns and rows, as
+        :func:`~sketchlab.fast_gmr`'s) as ``error_estimate``.
     n_probes : int, optional
         Probes of the estimate, default 10.
 

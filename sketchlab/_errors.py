@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     from ._operators import SketchOperator
 
 __all__ = ["ErrorEstimate", "from_gaussian_probes", "from_probe_sketch", "from_samples",
-           "from_moments", "probe_operator", "probe_mixer", "check_probes", "CONFIDENCE",
-           "DEFAULT_PROBES"]
+           "from_moments", "probe_operator", "probe_left", "probe_mixer", "check_probes",
+           "CONFIDENCE", "DEFAULT_PROBES"]
 
 CONFIDENCE = 0.90
 _TAIL = (1.0 - CONFIDENCE) / 2
@@ -86,6 +86,24 @@ def probe_operator(n_probes: int, dim: int, gen: np.random.Generator) -> SketchO
     return CountSketch(n_probes, dim, rng=gen)
 
 
+# A tall error matrix is probed from both sides, ``Phi E Theta^T`` with a
+# CountSketch Phi of this many rows per probe: the pass over A costs the same
+# (one scatter per stored entry, into a p x q buffer that stays in L1 cache
+# instead of an m x q array), and the factors of A_hat meet Phi as small
+# sketches (Phi C of fast_gmr, p x c) instead of an m x q product.  Phi's
+# variance adds q / p to the relative variance S's adds (0.06 here).
+_LEFT_ROWS_PER_PROBE = 16
+
+
+def probe_left(n_probes: int, dim: int, gen: np.random.Generator) -> SketchOperator | None:
+    """The left sketch Phi of a two-sided test sketch ``Phi E Theta^T`` of an
+    error matrix with ``dim`` rows: a CountSketch of ``16 n_probes`` rows,
+    or None when E has no more rows than that (``E Theta^T`` is then as
+    small).  Its rows are the ``left_size`` of :func:`from_probe_sketch`."""
+    p = _LEFT_ROWS_PER_PROBE * n_probes
+    return CountSketch(p, dim, rng=gen) if dim > p else None
+
+
 def probe_mixer(theta: SketchOperator) -> NDArray[np.floating] | None:
     """The q x q standard normal G of the Gaussian probes ``G S`` through a
     test sketch S of :func:`probe_operator` (drawn from S's own seed, so that
@@ -98,27 +116,52 @@ def probe_mixer(theta: SketchOperator) -> NDArray[np.floating] | None:
 
 
 def from_probe_sketch(F: NDArray[np.floating], theta: SketchOperator, *,
-                      norm: float | None = None) -> ErrorEstimate:
+                      norm: float | None = None, left_size: int | None = None
+                      ) -> ErrorEstimate:
     """ErrorEstimate of ``||E||_F`` from the test sketch ``F = E theta^T``
-    (m x q) of an error matrix E, for ``theta`` of :func:`probe_operator`.
+    (m x q) of an error matrix E, for ``theta`` of :func:`probe_operator`,
+    or from ``F = Phi E theta^T`` (p x q) for a CountSketch Phi of
+    ``left_size = p`` rows (:func:`probe_left`).
 
     For a CountSketch S, the probes ``z_b = g_b^T S E^T`` (g_b the rows of
     :func:`probe_mixer`) have the gram ``G (F^T F) G^T``: what
     :func:`from_gaussian_probes` reads, formed from q x q products (the
     interval counts S's variance, ``inner_size = q``).  Given S, the z_b
     are Gaussian with mean square ``||S E^T||_F^2``, unbiased for
-    ``||E||_F^2`` since ``E[S^T S] = I``.
+    ``||E||_F^2`` since ``E[S^T S] = I``; so is ``||Phi E S^T||_F^2``, and
+    Phi's variance (at most ``2 q / (p d)`` relative, as S's with p rows)
+    widens the interval too.
     """
     F = np.asarray(F, dtype=np.float64)
     m, q = F.shape
     G = probe_mixer(theta)
     if G is None:  # N(0, 1/q) entries: rows sqrt(q) F^T are N(0, I) probes
-        return from_gaussian_probes(F.T * math.sqrt(q), norm=norm)
-    Fs, scale = _unit_scaled(F)
-    if Fs is None:
-        return ErrorEstimate(scale, scale, scale, _relative(scale, norm), q)
-    K = Fs.T @ Fs  # (q, q)
-    return _from_gram(G @ K @ G.T, m, scale, norm, inner_size=q)
+        return from_gaussian_probes(F.T * math.sqrt(q), norm=norm, inner_size=left_size)
+    K, scale = _gram_in_range(F)
+    if K is None:
+        Fs, scale = _unit_scaled(F)
+        if Fs is None:
+            return ErrorEstimate(scale, scale, scale, _relative(scale, norm), q)
+        K = Fs.T @ Fs  # (q, q)
+    # S and Phi together: 1 + q / inner = 1 + q / q + q / p
+    inner = q if left_size is None else q * left_size / (q + left_size)
+    return _from_gram(G @ K @ G.T, m, scale, norm, inner_size=inner)
+
+
+def _gram_in_range(F):
+    """``(F^T F, 1.0)`` when its entries are finite and the largest squared
+    column norm lies well inside float64's range (the usual case: no scan
+    of F beyond the product), else ``(None, None)``: scale F first with
+    :func:`_unit_scaled`."""
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        K = F.T @ F
+    top = float(np.diag(K).max()) if K.size else 0.0
+    if _GRAM_LOW < top < _GRAM_HIGH and np.isfinite(K).all():
+        return K, 1.0
+    return None, None
+
+
+_GRAM_LOW, _GRAM_HIGH = 1e-200, 1e200
 
 
 def _unit_scaled(Z):
@@ -193,7 +236,7 @@ def _relative(value, norm):
 
 
 def from_gaussian_probes(Z: NDArray[np.floating], *, norm: float | None = None,
-                         inner_size: int | None = None) -> ErrorEstimate:
+                         inner_size: float | None = None) -> ErrorEstimate:
     """ErrorEstimate from Gaussian probes ``Z`` of an error matrix E.
 
     Parameters
@@ -206,7 +249,8 @@ def from_gaussian_probes(Z: NDArray[np.floating], *, norm: float | None = None,
     norm : float, optional
         ``||A||_F`` for the relative error.
     inner_size : int, optional
-        Rows of the hashing sketch S; its own variance (about
+        Rows of the hashing sketch S (or of a CountSketch on the other side
+        of E); its own variance (about
         ``2 tr((E E^T)^2) / inner_size`` on ``||S E||_F^2``) widens the
         interval by the factor ``1 + q / inner_size`` on the variance.
 

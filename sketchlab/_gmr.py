@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._config import serial_blas
-from ._errors import check_probes, from_probe_sketch, probe_operator
+from ._errors import check_probes, from_probe_sketch, probe_left, probe_operator
 from ._linalg import exact_core, project_psd as _project_psd, range_factors, sampling_scores
 from ._linalg import solve_core, squared_frobenius, symmetrize
 from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, gemm_add, sketch_both
@@ -378,10 +378,13 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
     estimate_error : bool, default False
         Also return an :class:`~sketchlab.ErrorEstimate` of
         ``||A - C X R||_F`` for the X returned: ``n_probes`` Gaussian probes
-        acting through a CountSketch on the columns of A (``A Theta^T``,
-        applied to A while it is in cache for ``S_C A S_R^T``), independent
-        of the sketches that made X.  The interval assumes only that (see
-        the Notes of :class:`~sketchlab.ErrorEstimate`).
+        acting through a CountSketch Theta on the columns of A and, for A of
+        more than ``16 n_probes`` rows, a CountSketch Phi of ``16
+        n_probes`` rows on its rows (``Phi A Theta^T``, one more pass over
+        the nonzeros of A, into a small buffer; then only ``Phi C`` and ``R
+        Theta^T`` of the factors), independent of the sketches that made X.
+        The interval assumes only that, and counts the variance of both
+        CountSketches (see :func:`~sketchlab._errors.from_probe_sketch`).
     tol : float in (0, 1), optional
         Fixed accuracy: choose the sketch size so that the error ratio
         ``||A - C X R||_F / ||A - C X* R||_F - 1`` is at most ``tol``.  Each
@@ -508,42 +511,47 @@ def _probe_generator(sketch, rng):
 
 
 class ResidualProbe:
-    """The test sketch of an error estimate of ``||A - C X R||_F``: ``A
-    Theta^T`` (m x q) for the test sketch Theta of
-    :func:`~sketchlab._errors.probe_operator`, and ``R Theta^T``; then ``E
-    Theta^T = A Theta^T - C X (R Theta^T)`` for any X.
+    """The test sketch of an error estimate of ``||A - C X R||_F``, from both
+    sides for a tall A: ``Phi A Theta^T`` (p x q, Phi of
+    :func:`~sketchlab._errors.probe_left`, Theta of
+    :func:`~sketchlab._errors.probe_operator`), ``Phi C`` and ``R
+    Theta^T``; then ``Phi E Theta^T = Phi A Theta^T - (Phi C) X (R
+    Theta^T)`` for any X, from small matrices alone.  Without Phi (A of
+    at most 16 q rows): ``A Theta^T``, C and ``R Theta^T``.
 
-    ``ResidualProbe(theta, AT, C, R, norm)`` takes ``A Theta^T`` and
-    ``||A||_F`` already gathered (the dask front's pass);
-    :meth:`of` gathers them from an in-memory A."""
+    ``ResidualProbe(phi, theta, probe, C, R, norm)`` takes the sketch of A
+    and ``||A||_F`` already gathered (the dask front's pass); :meth:`of`
+    gathers them from an in-memory A."""
 
     # Its products are thin (q = 10 columns): they run on one BLAS thread, so
     # that idle OpenBLAS threads do not compete with the Numba kernels next.
-    def __init__(self, theta, AT, C, R, norm):
+    def __init__(self, phi, theta, probe, C, R, norm):
+        self.phi = phi
         self.theta = theta
-        self.AT = AT  # (m, q)
-        with trusted(R), serial_blas():  # validated by the caller
+        self.probe = probe  # (p, q), or (m, q) without phi
+        with trusted(C, R), serial_blas():  # validated by the caller
             self.RT = theta.apply(R, axis=1)  # (r, q)
-        self.C = C
+            self.C = C if phi is None else phi.apply(C)  # (p, c)
         self.norm = norm
 
     @classmethod
     def of(cls, A, C, R, q, gen):
         """The probe of an in-memory A (validated, as by check_gmr_inputs)."""
         theta = probe_operator(q, A.shape[1], gen)
+        phi = probe_left(q, A.shape[0], gen)
         with trusted(A), serial_blas():
-            AT = theta.apply(A, axis=1)
-        return cls(theta, AT, C, R, float(np.sqrt(squared_frobenius(A))))
+            probe = theta.apply(A, axis=1) if phi is None else sketch_both(phi, A, theta)
+        return cls(phi, theta, probe, C, R, float(np.sqrt(squared_frobenius(A))))
 
     def residual_sketch(self, X, overwrite=False):
-        """``E Theta^T = A Theta^T - C X (R Theta^T)`` (m x q): a new array, or
-        with ``overwrite`` in the memory of ``A Theta^T`` (the probe is spent)."""
+        """``Phi E Theta^T`` (or ``E Theta^T``): a new array, or with
+        ``overwrite`` in the memory of the probe (which is then spent)."""
         W = np.asarray(X, dtype=np.float64) @ self.RT  # (c, q)
-        F = self.AT
+        F = self.probe
         if not (overwrite and F.dtype == np.float64 and F.flags.writeable):
             F = np.array(F, dtype=np.float64)
-        # F -= C W in place by one BLAS call (no m x q temporaries), where C
-        # is a dense float64 array (else, as a sparse C of CUR, by products)
+        # F -= C W in place by one BLAS call (no temporaries), where C is a
+        # dense float64 array (else, as a sparse C of CUR, by products)
         if sp.issparse(self.C) or not gemm_add(F, self.C, -W):
             F -= self.C @ W
         return F
@@ -551,9 +559,10 @@ class ResidualProbe:
     def estimate(self, X, overwrite=False):
         """The ErrorEstimate of ``||A - C X R||_F`` (``overwrite``: see
         :meth:`residual_sketch`)."""
+        left_size = None if self.phi is None else self.phi.sketch_size
         with serial_blas():
             return from_probe_sketch(self.residual_sketch(X, overwrite), self.theta,
-                                     norm=self.norm)
+                                     norm=self.norm, left_size=left_size)
 
 
 # kinds whose sketch of size 2s splits into two independent sketches of size s

@@ -898,7 +898,7 @@ def cur(A: da.Array | MatrixLike, c: int, r: int | None = None, *, k: int | None
     """
     from ._cur import CURDecomposition, check_cur_args, cross_core
     from ._cur import cur as cur_in_memory
-    from ._errors import probe_operator
+    from ._errors import probe_left, probe_operator
     from ._gmr import ResidualProbe, solve_sketched
     from ._operators import IndexSelection
     from ._registry import make_sketch
@@ -933,8 +933,9 @@ def cur(A: da.Array | MatrixLike, c: int, r: int | None = None, *, k: int | None
         S_C = make_sketch("countsketch", int(s_c), m, rng=gen)
         sketches["core"] = (S_C, make_sketch("countsketch", int(s_r), n, rng=gen))
     theta = probe_operator(q, n, gen) if estimate_error else None
+    phi = probe_left(q, m, gen) if estimate_error else None
     if theta is not None:
-        sketches["probe"] = (None, theta)
+        sketches["probe"] = (phi, theta)
     state = sketch_state(A, sketches, scheduler=scheduler)
     C, R = state["C"], state["R"]
     if core == "fast":
@@ -944,6 +945,6 @@ def cur(A: da.Array | MatrixLike, c: int, r: int | None = None, *, k: int | None
         U = cross_core(R, columns, k)
     estimate = None
     if theta is not None:
-        estimate = ResidualProbe(theta, state["probe"], C, R, state.norm).estimate(U)
+        estimate = ResidualProbe(phi, theta, state["probe"], C, R, state.norm).estimate(U)
     return CURDecomposition(columns, rows, np.asarray(C), U, np.asarray(R), select=select,
                             core=core, error_estimate=estimate)

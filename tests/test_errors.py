@@ -17,7 +17,7 @@ from scipy.stats import binom
 
 import sketchlab as sl
 from sketchlab._errors import (from_gaussian_probes, from_probe_sketch, from_samples,
-                               probe_mixer, probe_operator)
+                               probe_left, probe_mixer, probe_operator)
 
 
 def low_rank_plus_noise(m, n, rank, noise, seed, decay=0.7):
@@ -63,19 +63,27 @@ def test_gaussian_probe_intervals_cover_at_their_level(spectrum):
     assert abs(squares.mean() - truth ** 2) <= 4 * squares.std() / np.sqrt(trials)
 
 
+@pytest.mark.parametrize("two_sided", [False, True])
 @pytest.mark.parametrize("spectrum", ["flat", "one-direction", "decaying"])
-def test_probes_through_a_countsketch_cover_at_their_level(spectrum):
+def test_probes_through_a_countsketch_cover_at_their_level(spectrum, two_sided):
     """The test sketches' probes G S, S a CountSketch of q rows: its own
     variance (as large as the Gaussian's for a rank-one error) must be in
-    the interval, which an interval of q degrees of freedom at least missed."""
+    the interval, which an interval of q degrees of freedom at least missed.
+    The same with a CountSketch Phi of 16 q rows on the other side (the
+    probes of fast_gmr and cur: Phi E S^T)."""
     gen = np.random.default_rng(3)
-    m, n, q = 60, 400, 10
+    m, n, q = (400 if two_sided else 60), 400, 10
     E = error_matrix(spectrum, m, n, gen)
     truth = np.linalg.norm(E)
     trials, covered, squares = 400, 0, []
     for _ in range(trials):
         theta = probe_operator(q, n, gen)
-        est = from_probe_sketch(theta.apply(E, axis=1), theta)
+        phi = probe_left(q, m, gen)
+        assert (phi is not None) == two_sided
+        if two_sided:
+            est = from_probe_sketch(sl.sketch_both(phi, E, theta), theta, left_size=16 * q)
+        else:
+            est = from_probe_sketch(theta.apply(E, axis=1), theta)
         covered += est.contains(truth)
         squares.append(est.value ** 2)
     assert covered >= coverage_floor(trials)
@@ -88,17 +96,22 @@ def test_probe_sketch_is_the_gaussian_probes_of_its_mixer():
     Gaussian acts on the q x q gram, never on A; Gaussian test sketches (q >=
     dim) are read as they are."""
     gen = np.random.default_rng(4)
-    E = gen.standard_normal((50, 300)) * 1e-200  # scaled back into range, as the probes are
+    E0 = gen.standard_normal((50, 300))
     theta = probe_operator(8, 300, gen)
-    F = theta.apply(E, axis=1)
     G = probe_mixer(theta)
     assert G.shape == (8, 8) and np.array_equal(G, probe_mixer(theta))  # drawn from S's seed
-    ours = from_probe_sketch(F, theta, norm=3.0)
-    ref = from_gaussian_probes(G @ F.T, norm=3.0, inner_size=8)
-    for a, b in zip(
-        (ours.value, ours.low, ours.high, ours.relative), (ref.value, ref.low, ref.high, ref.relative)
-    ):
-        assert a == pytest.approx(b, rel=1e-12)
+    # in range (the gram read as it is), and scaled back into range, as the probes are
+    for E in (E0, E0 * 1e-200, E0 * 1e180):
+        F = theta.apply(E, axis=1)
+        ours = from_probe_sketch(F, theta, norm=3.0)
+        ref = from_gaussian_probes(G @ F.T, norm=3.0, inner_size=8)
+        for a, b in zip((ours.value, ours.low, ours.high, ours.relative),
+                        (ref.value, ref.low, ref.high, ref.relative)):
+            assert a == pytest.approx(b, rel=1e-12)
+        assert ours.value == pytest.approx(np.sqrt(np.mean(np.sum((G @ (F.T / np.abs(F).max()))
+                                                                  ** 2, axis=1))) * np.abs(F).max(),
+                                           rel=1e-12)
+    E = E0 * 1e-200
     small = probe_operator(8, 6, gen)
     assert probe_mixer(small) is None
     F6 = small.apply(E[:, :6], axis=1)
