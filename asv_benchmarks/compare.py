@@ -362,9 +362,10 @@ def bench_gmr(table, quick, repeat):
         table.slowdown(
             f"  fast_gmr estimate_error=True / plain (c = {rank})", t_estimate, t_fast, "plain",
             1.25,
-            why="the same fast_gmr call with estimate_error=True (Gaussian probes through a "
-            "CountSketch of A's columns, gathered in the same pass) against the plain call: "
-            "an error bar beside the answer should cost at most a quarter more.",
+            why="the same fast_gmr call with estimate_error=True (Gaussian probes through "
+            "CountSketches of A's rows and columns, Phi A Theta^T: one more pass over the "
+            "nonzeros of A into a small buffer) against the plain call: an error bar beside the "
+            "answer should cost at most a quarter more.",
         )
         if rank == RANK:
             table.slowdown(
