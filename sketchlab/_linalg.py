@@ -133,7 +133,7 @@ _ONE_ROUND_COND = 8.0
 def cholesky_qr(B: Array, rtol: float | None = None,
                 eps: float = np.finfo(np.float64).eps, *,
                 overwrite: bool = False, exponent: int | None = None,
-                finish: bool = True) -> tuple[Array, ...] | None:
+                finish: bool = True, second_round: bool = True) -> tuple[Array, ...] | None:
     """``B = Q T`` by CholeskyQR2 for a tall B clearly of full column rank, else None.
 
     Two passes of ``T_k = chol(Q^T Q)``, ``Q <- Q T_k^-1`` (Fukaya, Nakatsukasa
@@ -157,6 +157,9 @@ def cholesky_qr(B: Array, rtol: float | None = None,
     already gives Q orthonormal to about ``eps cond(B)^2``), Q1 is B itself
     (scaled by ``2^-exponent``; the caller's array when that is 0) and T2
     the first factor: no pass over B after its Gram matrix.
+    ``second_round=False`` (with ``finish=False``) returns None where one
+    pass is not enough, for a caller whose other choice is cheaper than
+    the second pass (Householder's QR of a sketch of few columns).
     """
     B = np.asarray(B, dtype=np.float64)
     m, n = B.shape
@@ -180,6 +183,8 @@ def cholesky_qr(B: Array, rtol: float | None = None,
         s = sla.svdvals(T1, check_finite=False)
         if s[0] < _ONE_ROUND_COND * s[-1]:
             return B, T1, (np.ldexp(T1, e) if e else T1)
+        if not second_round:
+            return None
     Q = _right_solve(B, T1, overwrite)
     T2 = _gram_cholesky(Q)
     if T2 is None:  # pragma: no cover - Q has condition number near 1 here

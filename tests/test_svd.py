@@ -262,22 +262,34 @@ def test_factored_cholesky_qr_basis(monkeypatch):
     assert householder.T2 is None and householder.rows(S).shape == (30, n)
 
 
+@pytest.mark.parametrize("narrow", [False, True])
 @pytest.mark.parametrize("overwrite", [True, False])
-def test_one_round_cholesky_qr_basis(monkeypatch, overwrite):
+def test_one_round_cholesky_qr_basis(monkeypatch, overwrite, narrow):
     """A well-conditioned sketch (condition number 3) needs one Cholesky
     pass: the basis is the sketch itself with the one factor, Q = X T^-1,
     orthonormal to working precision; its lift leaves a sketch the caller
     keeps (overwrite=False) untouched.  Condition number 20 takes the two
-    passes."""
+    passes, or Householder's QR for a sketch of few columns (``narrow``,
+    where CholeskyQR2 does not pay)."""
     gen = np.random.default_rng(6)
     m, n = 500, 10
     U0 = np.linalg.qr(gen.standard_normal((m, n)))[0]
     W0 = np.linalg.qr(gen.standard_normal((n, n)))[0]
-    monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 0)
+    if narrow:
+        monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 1 << 40)
+        monkeypatch.setattr(svd_mod, "_CHOLQR_TALL_MIN_ENTRIES", 0)
+        assert not svd_mod._cholesky_qr_pays((m, n)) and svd_mod._one_round_pays((m, n))
+    else:
+        monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 0)
     for cond, one_round in ((3.0, True), (20.0, False)):
         X = np.asfortranarray(U0 * np.geomspace(1, 1 / cond, n) @ W0)
         kept = X.copy(order="F")
         basis, T = svd_mod._qr(X, overwrite, np.linalg.norm(X))
+        if narrow and not one_round:  # Householder's
+            assert basis.T2 is None
+            np.testing.assert_allclose(basis.Q1.T @ basis.Q1, np.eye(n), atol=1e-14)
+            np.testing.assert_allclose(basis.Q1 @ T, kept, atol=1e-14)
+            continue
         assert basis.T2 is not None and np.array_equal(basis.Q1, kept) == one_round
         if one_round:  # no pass over X after its Gram matrix
             assert basis.Q1 is X
