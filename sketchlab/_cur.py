@@ -229,7 +229,7 @@ def cur(A: MatrixLike, c: int, r: int | None = None, *, k: int | None = None,
     estimate = None
     if estimate_error:
         with trusted(A, C, R):
-            estimate = ResidualProbe.of(A, C, R, q, gen).estimate(U, overwrite=True)
+            estimate = ResidualProbe.of(A, C, R, q, gen).estimate(U)
     return CURDecomposition(columns, rows, C, U, R, select=select_name, core=core,
                             error_estimate=estimate)
 

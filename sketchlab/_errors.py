@@ -137,43 +137,36 @@ def from_probe_sketch(F: NDArray[np.floating], theta: SketchOperator, *,
     G = probe_mixer(theta)
     if G is None:  # N(0, 1/q) entries: rows sqrt(q) F^T are N(0, I) probes
         return from_gaussian_probes(F.T * math.sqrt(q), norm=norm, inner_size=left_size)
-    K, scale = _gram_in_range(F)
+    K, scale = _probe_gram(F)  # (q, q)
     if K is None:
-        Fs, scale = _unit_scaled(F)
-        if Fs is None:
-            return ErrorEstimate(scale, scale, scale, _relative(scale, norm), q)
-        K = Fs.T @ Fs  # (q, q)
+        return ErrorEstimate(scale, scale, scale, _relative(scale, norm), q)
     # S and Phi together: 1 + q / inner = 1 + q / q + q / p
     inner = q if left_size is None else q * left_size / (q + left_size)
     return _from_gram(G @ K @ G.T, m, scale, norm, inner_size=inner)
 
 
-def _gram_in_range(F):
-    """``(F^T F, 1.0)`` when its entries are finite and the largest squared
-    column norm lies well inside float64's range (the usual case: no scan
-    of F beyond the product), else ``(None, None)``: scale F first with
-    :func:`_unit_scaled`."""
+def _probe_gram(F):
+    """``(F^T F / scale^2, scale)`` for probes as the columns of F.  The
+    product is read as it is when it is finite and its largest diagonal
+    entry lies well inside float64's range (the usual case: no other pass
+    over F); otherwise F is scaled first by a power of two (exact) so that
+    the squares stay in range.  ``(None, 0.0)`` for an all-zero F and
+    ``(None, inf)`` for one that is not finite: the estimate is then that
+    value, exactly."""
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         K = F.T @ F
     top = float(np.diag(K).max()) if K.size else 0.0
     if _GRAM_LOW < top < _GRAM_HIGH and np.isfinite(K).all():
         return K, 1.0
-    return None, None
-
-
-_GRAM_LOW, _GRAM_HIGH = 1e-200, 1e200
-
-
-def _unit_scaled(Z):
-    """``(Z / scale, scale)``, scale a power of two (exact) where the squares
-    of Z's entries would leave the range of float64, else 1 (Z read as it
-    is); ``(None, 0.0)`` for an all-zero Z and ``(None, inf)`` for one that
-    is not finite: the estimate is then that value, exactly."""
-    top = max(float(Z.max()), -float(Z.min())) if Z.size else 0.0
+    top = max(float(F.max()), -float(F.min())) if F.size else 0.0
     if top == 0.0 or not np.isfinite(top):
         return None, (0.0 if top == 0.0 else float("inf"))
     e = exponent_of_largest(top)
-    return (np.ldexp(Z, -e) if e else Z), math.ldexp(1.0, e)
+    Fs = np.ldexp(F, -e) if e else F
+    return Fs.T @ Fs, math.ldexp(1.0, e)
+
+
+_GRAM_LOW, _GRAM_HIGH = 1e-200, 1e200
 
 
 @dataclass(frozen=True)
@@ -260,11 +253,10 @@ def from_gaussian_probes(Z: NDArray[np.floating], *, norm: float | None = None,
     """
     Z = np.asarray(Z, dtype=np.float64)
     q = Z.shape[0]
-    Zs, scale = _unit_scaled(Z)
-    if Zs is None:
+    gram, scale = _probe_gram(Z.T)  # (q, q): squared norms of the probes and their overlaps
+    if gram is None:
         return ErrorEstimate(scale, scale, scale, _relative(scale, norm), q)
-    # (q, q): squared norms of the probes and their overlaps
-    return _from_gram(Zs @ Zs.T, Z.shape[1], scale, norm, inner_size)
+    return _from_gram(gram, Z.shape[1], scale, norm, inner_size)
 
 
 def _from_gram(gram, n, scale, norm, inner_size):

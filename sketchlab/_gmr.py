@@ -24,7 +24,7 @@ from ._config import serial_blas
 from ._errors import check_probes, from_probe_sketch, probe_left, probe_operator
 from ._linalg import exact_core, project_psd as _project_psd, range_factors, sampling_scores
 from ._linalg import solve_core, squared_frobenius, symmetrize
-from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, gemm_add, sketch_both
+from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, sketch_both
 from ._registry import KINDS, SKETCH_KINDS, make_sketch
 from ._validation import as_generator, as_matrix, check_int, check_rtol, check_sketchable
 from ._validation import check_tol, trusted
@@ -501,7 +501,7 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
     # the probes are drawn after the sketches (from a generator of their own
     # when the sketches were given), so X is the same with or without them
     probe = ResidualProbe.of(A, C, R, q, _probe_generator(sketch, rng))
-    return X.astype(dtype, copy=False), probe.estimate(X, overwrite=True)
+    return X.astype(dtype, copy=False), probe.estimate(X)
 
 
 def _probe_generator(sketch, rng):
@@ -543,26 +543,18 @@ class ResidualProbe:
             probe = theta.apply(A, axis=1) if phi is None else sketch_both(phi, A, theta)
         return cls(phi, theta, probe, C, R, float(np.sqrt(squared_frobenius(A))))
 
-    def residual_sketch(self, X, overwrite=False):
-        """``Phi E Theta^T`` (or ``E Theta^T``): a new array, or with
-        ``overwrite`` in the memory of the probe (which is then spent)."""
+    def residual_sketch(self, X):
+        """``Phi E Theta^T`` (or ``E Theta^T``), p x q: small (p = 16 q, or
+        A itself of at most 16 q rows), so formed as a new array."""
         W = np.asarray(X, dtype=np.float64) @ self.RT  # (c, q)
-        F = self.probe
-        if not (overwrite and F.dtype == np.float64 and F.flags.writeable):
-            F = np.array(F, dtype=np.float64)
-        # F -= C W in place by one BLAS call (no temporaries), where C is a
-        # dense float64 array (else, as a sparse C of CUR, by products)
-        if sp.issparse(self.C) or not gemm_add(F, self.C, -W):
-            F -= self.C @ W
-        return F
+        return np.asarray(self.probe, dtype=np.float64) - self.C @ W
 
-    def estimate(self, X, overwrite=False):
-        """The ErrorEstimate of ``||A - C X R||_F`` (``overwrite``: see
-        :meth:`residual_sketch`)."""
+    def estimate(self, X):
+        """The ErrorEstimate of ``||A - C X R||_F``."""
         left_size = None if self.phi is None else self.phi.sketch_size
         with serial_blas():
-            return from_probe_sketch(self.residual_sketch(X, overwrite), self.theta,
-                                     norm=self.norm, left_size=left_size)
+            return from_probe_sketch(self.residual_sketch(X), self.theta, norm=self.norm,
+                                     left_size=left_size)
 
 
 # kinds whose sketch of size 2s splits into two independent sketches of size s

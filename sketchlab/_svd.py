@@ -38,7 +38,7 @@ import scipy.sparse as sp
 from ._config import serial_blas
 from ._errors import check_probes, from_probe_sketch, probe_mixer, probe_operator
 from ._linalg import cholesky_qr, solve_core, square_safe_exponent
-from ._operators import UniformSampler
+from ._operators import UniformSampler, gemm_add
 from ._registry import SVD_SKETCHES, make_sketch
 from ._sketch_state import SketchState
 from ._validation import (
@@ -372,11 +372,11 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
         estimate = None
         if test:
             # (A - U S Vt) Theta^T = A Theta^T - U (Theta V S)^T by one GEMM onto
-            # the test sketch (F order, in its memory when the state is spent)
+            # the test sketch (in its memory when the state is spent)
             Y = (TV_R @ Vt_N[:t].T) * s[:t]  # Theta V S, (q, t)
-            F = AT if overwrite and AT.flags.f_contiguous else np.array(AT, order="F")
-            gemm = sla.blas.get_blas_funcs("gemm", (F,))
-            F = gemm(-1.0, U, Y.T, beta=1.0, c=F, overwrite_c=1)  # (m, q)
+            F = AT if overwrite and AT.flags.writeable else np.array(AT)  # (m, q)
+            if not gemm_add(F, U, -Y.T):  # U a column slice of a C-ordered basis
+                F -= U @ Y.T
             estimate = from_probe_sketch(F, theta, norm=norm)
         dtype = state.dtype
         return (U.astype(dtype, copy=False), s[:t].astype(dtype),

@@ -121,6 +121,38 @@ def test_probe_sketch_is_the_gaussian_probes_of_its_mixer():
     assert from_probe_sketch(np.full((5, 8), np.inf), theta).value == math.inf
 
 
+@pytest.mark.parametrize("m, sparse_c", [(400, False), (400, True), (120, False)])
+def test_residual_probe_is_the_probe_sketch_of_the_residual(m, sparse_c):
+    """fast_gmr's and cur's estimate: Phi (A - C X R) Theta^T formed from
+    Phi A Theta^T, Phi C and R Theta^T equals the probe sketch of the
+    residual built explicitly, read with Phi's rows as left_size; A of at
+    most 16 q rows is probed from the right only."""
+    from sketchlab._gmr import ResidualProbe
+
+    gen = np.random.default_rng(11)
+    n, c, r, q = 300, 6, 5, 10
+    A = gen.standard_normal((m, n))
+    C = A[:, :c].copy()
+    R = gen.standard_normal((r, n))
+    X = gen.standard_normal((c, r))
+    probe = ResidualProbe.of(A, sp.csc_matrix(C) if sparse_c else C, R, q,
+                             np.random.default_rng(12))
+    E = A - C @ X @ R
+    if m > 16 * q:
+        assert probe.phi is not None and probe.phi.sketch_size == 16 * q
+        F = probe.phi.toarray() @ E @ probe.theta.toarray().T
+        ref = from_probe_sketch(F, probe.theta, norm=np.linalg.norm(A), left_size=16 * q)
+    else:
+        assert probe.phi is None
+        ref = from_probe_sketch(E @ probe.theta.toarray().T, probe.theta,
+                                norm=np.linalg.norm(A))
+    ours = probe.estimate(X)
+    for a, b in zip((ours.value, ours.low, ours.high, ours.relative),
+                    (ref.value, ref.low, ref.high, ref.relative)):
+        assert a == pytest.approx(b, rel=1e-10)
+    assert ours.n_probes == q
+
+
 def test_interval_width_adapts_to_the_spectrum():
     gen = np.random.default_rng(1)
     flat = from_gaussian_probes(gen.standard_normal((10, 300)) @ gen.standard_normal((300, 200)))
