@@ -366,10 +366,10 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
     for data that arrives in batches or does not fit in memory.  On
     debian-tfidf (52,396 x 25,252 TF-IDF, k = 10), the single-pass sketch
     rank-10 error is about 6% above the best rank 10 where randomized_svd's
-    is 4e-6.  Memory: the range sketch C and the test sketch of
-    ``error_estimate_`` (``A Theta^T``) grow by ``c + n_probes`` numbers per
-    row (U_C, the orthonormal basis of C, is needed to recover the core);
-    the rest, ``r n + s_c s_r``, is fixed.  Each :meth:`partial_fit` costs the
+    is 4e-6.  Memory: the range sketch C grows by ``c`` numbers per row
+    (U_C, the orthonormal basis of C, is needed to recover the core); the
+    rest, ``r n + s_c s_r`` and the ``16 n_probes^2`` of the test sketch
+    behind ``error_estimate_``, is fixed.  Each :meth:`partial_fit` costs the
     sketch update of the batch plus a QR of C, O(m c^2).  Guarantee:
     Theorem 4 of the paper, as :func:`~sketchlab.fast_sp_svd`.
 

@@ -36,9 +36,9 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._config import serial_blas
-from ._errors import check_probes, from_probe_sketch, probe_mixer, probe_operator
+from ._errors import check_probes, from_probe_sketch, probe_left, probe_mixer, probe_operator
 from ._linalg import cholesky_qr, solve_core, square_safe_exponent
-from ._operators import UniformSampler, gemm_add
+from ._operators import UniformSampler
 from ._registry import SVD_SKETCHES, make_sketch
 from ._sketch_state import SketchState
 from ._validation import (
@@ -128,12 +128,13 @@ def svd_sketches(method, shape, k, *, c=None, r=None, s_c=None, s_r=None,
     and "three") to the ``(left, right)`` operators of a
     :class:`~sketchlab.SketchState` for A of ``shape``; the operators are
     drawn from ``as_generator(rng)`` in the order Omega, Psi, S_C, S_R, and
-    with ``estimate_error`` the test sketch ``"test"`` (``A Theta^T`` for
-    the test sketch Theta of ``n_probes`` rows, a CountSketch whose Gaussian
-    probes are formed at recovery: see
-    :func:`~sketchlab._errors.from_probe_sketch`; drawn last, so the answer
-    is the same with or without it; on the side of the range sketch, whose
-    rows it shares).  ``rank`` is the number of components returned
+    with ``estimate_error`` the test sketch ``"test"``, ``Phi A Theta^T``:
+    Theta of ``n_probes`` rows, a CountSketch whose Gaussian probes are
+    formed at recovery (see :func:`~sketchlab._errors.from_probe_sketch`),
+    and Phi a CountSketch of ``16 n_probes`` rows
+    (:func:`~sketchlab._errors.probe_left`; None for A of no more rows,
+    whose ``A Theta^T`` is as small).  Drawn last, so the answer is the same
+    with or without it.  ``rank`` is the number of components returned
     (default k).
     """
     method = check_choice(method, "method", METHODS)
@@ -157,7 +158,8 @@ def svd_sketches(method, shape, k, *, c=None, r=None, s_c=None, s_r=None,
         S_C = _operator(core_sketch, s_c, m, gen)
         sketches["core"] = (S_C, _operator(core_sketch, s_r, n, gen))
     if estimate_error:
-        sketches["test"] = (None, probe_operator(q, n, gen))
+        theta = probe_operator(q, n, gen)
+        sketches["test"] = (probe_left(q, m, gen), theta)
     return k, rank, sketches
 
 
@@ -279,35 +281,36 @@ def _lift(Q, Z):
     return Q[:, :t]
 
 
-def _rank_for_tol(tol, s, AT, ATU, TV, norm, theta):
+def _rank_for_tol(tol, s, Z, LU, TV, norm, theta):
     """Smallest rank whose estimated ``||A - A_rank||_F / ||A||_F`` is at most
     ``tol``, from the test sketch alone (no pass over A).
 
-    ``AT = A Theta^T`` (m x q) is the test sketch, ``ATU = AT^T U`` (q x
-    t) its product with the left singular vectors U (orthonormal) and ``TV
-    = Theta V`` (q x t) the sketched right ones.  The estimate of rank l is the value of
-    :func:`~sketchlab._errors.from_probe_sketch` on ``F_l = AT - U_l S_l
+    ``Z = Phi A Theta^T`` (p x q) is the test sketch, ``LU = Phi U`` (p x
+    t) the same left sketch of the left singular vectors (without Phi, Z =
+    A Theta^T and LU = U) and ``TV = Theta V`` (q x t) the sketched right
+    ones.  The estimate of rank l is the value of
+    :func:`~sketchlab._errors.from_probe_sketch` on ``F_l = Z - LU_l S_l
     TV_l^T``: ``||F_l P^T||_F^2`` with P the probes' q x q mixer over a
     CountSketch (``G / sqrt(q)``, identity for Gaussian probes); it is
-    ``||AT P^T||_F^2 - sum_{j <= l} (2 s_j w_j . tv_j - s_j^2 ||tv_j||^2)``
-    with ``w_j = P AT^T u_j`` and ``tv_j = P TV e_j``: every rank at once
-    from q x t products.  When no rank reaches it: ``(None, best)``,
-    ``best`` the rank with the smallest estimated error (the higher ranks of
-    a single-pass SVD can be worse than the lower ones, even worse than
-    zero).
+    ``||Z P^T||_F^2 - 2 sum_{j <= l} s_j w_j . tv_j + sum_{i, j <= l} s_i
+    s_j (LU^T LU)_ij tv_i . tv_j`` with ``w_j = P Z^T LU e_j`` and ``tv_j
+    = P TV e_j``: every rank at once from small products.  When no rank
+    reaches it: ``(None, best)``, ``best`` the rank with the smallest
+    estimated error (the higher ranks of a single-pass SVD can be worse
+    than the lower ones, even worse than zero).
     """
     # in units of ||A||_F (finite at any scale): the squares stay in range
     unit = norm if 0.0 < norm < math.inf else 1.0
-    AT, ATU, s = AT / unit, ATU / unit, s / unit
+    Z, s = Z / unit, s / unit
     G = probe_mixer(theta)
-    P = np.eye(AT.shape[1]) if G is None else G / math.sqrt(G.shape[0])
-    K = AT.T @ AT  # (q, q)
-    W = P @ ATU  # P AT^T U, (q, t)
+    P = np.eye(Z.shape[1]) if G is None else G / math.sqrt(G.shape[0])
+    ZP = Z @ P.T  # (p, q)
     TV = P @ TV
-    cross = np.einsum("bj,bj->j", W, TV) * s  # s_j w_j . tv_j
-    own = np.einsum("bj,bj->j", TV, TV) * s * s
-    residual2 = float(np.einsum("ab,ab->", P @ K, P)) - np.cumsum(2 * cross - own)
-    for rank, value in enumerate(residual2, start=1):  # ||Z_rank||_F^2 estimates ||E_rank||_F^2
+    cross = np.einsum("bj,bj->j", ZP.T @ LU, TV) * s  # s_j w_j . tv_j
+    H = np.outer(s, s) * (LU.T @ LU) * (TV.T @ TV)
+    own = np.diagonal(H.cumsum(axis=0).cumsum(axis=1))  # the leading l x l blocks' sums
+    residual2 = float(np.einsum("ab,ab->", ZP, ZP)) - 2 * np.cumsum(cross) + own
+    for rank, value in enumerate(residual2, start=1):  # ||F_rank P^T||_F^2 estimates ||E_rank||_F^2
         if math.sqrt(max(value, 0.0)) <= tol * norm / unit:
             return rank, rank
     return None, int(np.argmin(residual2)) + 1 if residual2.size else 0
@@ -351,12 +354,15 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
         U_N, s, Vt_N = sla.svd(N, full_matrices=False, check_finite=False,
                                lapack_driver="gesdd")
         if test:
-            theta = state.operators("test")[1]
-            AT = np.asarray(sketches["test"], dtype=np.float64)  # A Theta^T, (m, q)
+            phi, theta = state.operators("test")
+            Z = np.asarray(sketches["test"], dtype=np.float64)  # Phi A Theta^T, (p, q)
             TV_R = V_R.rows(theta)  # Theta V_R, before V_R is overwritten by the lift
+            # Phi U_C (U_C itself without Phi: A has at most 16 q rows), before the lift
+            LU_C = (U_C.times(np.asarray(U_C.Q1, dtype=np.float64)) if phi is None
+                    else U_C.rows(phi))
+            LU = LU_C @ U_N  # Phi U, (p, min(c, r))
         if tol is not None:
-            ATU = U_C.times(AT.T @ U_C.Q1) @ U_N  # AT^T U, (q, t)
-            found, best = _rank_for_tol(tol, s, AT, ATU, TV_R @ Vt_N.T, norm, theta)
+            found, best = _rank_for_tol(tol, s, Z, LU, TV_R @ Vt_N.T, norm, theta)
             if found is None:
                 warnings.warn(
                     f"no rank up to the sketch rank {s.shape[0]} reaches the estimated relative "
@@ -371,13 +377,10 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
         Vt = V_R.lift(Vt_N[:t].T).T
         estimate = None
         if test:
-            # (A - U S Vt) Theta^T = A Theta^T - U (Theta V S)^T by one GEMM onto
-            # the test sketch (in its memory when the state is spent)
+            # Phi (A - U S Vt) Theta^T = Z - (Phi U) (Theta V S)^T: small products
             Y = (TV_R @ Vt_N[:t].T) * s[:t]  # Theta V S, (q, t)
-            F = AT if overwrite and AT.flags.writeable else np.array(AT)  # (m, q)
-            if not gemm_add(F, U, -Y.T):  # U a column slice of a C-ordered basis
-                F -= U @ Y.T
-            estimate = from_probe_sketch(F, theta, norm=norm)
+            estimate = from_probe_sketch(Z - LU[:, :t] @ Y.T, theta, norm=norm,
+                                         left_size=None if phi is None else phi.sketch_size)
         dtype = state.dtype
         return (U.astype(dtype, copy=False), s[:t].astype(dtype),
                 Vt.astype(dtype, copy=False), estimate)
@@ -786,8 +789,12 @@ def fast_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None =
         Also return an :class:`~sketchlab.ErrorEstimate` of
         ``||A - U diag(s) Vt||_F``, from a test sketch of ``n_probes``
         Gaussian probes gathered in the same pass (Tropp, Yurtsever, Udell &
-        Cevher 2019, Section 6): no second pass over A.  The probes are drawn
-        after the other sketches, so U, s, Vt do not change.
+        Cevher 2019, Section 6): no second pass over A.  The test sketch is
+        ``Phi A Theta^T``, 16 n_probes x n_probes whatever the size of A
+        (Theta a CountSketch whose probes are mixed afterwards, Phi a
+        CountSketch of ``16 n_probes`` rows); the interval counts the
+        variance of both.  The probes are drawn after the other sketches,
+        so U, s, Vt do not change.
     tol : float in (0, 1), optional
         Fixed accuracy: return the smallest rank (up to the sketch rank
         ``min(c, r)``) whose estimated ``||A - U diag(s) Vt||_F / ||A||_F``

@@ -188,6 +188,36 @@ def test_svd_estimates_cover_and_do_not_change_the_answer(func):
     assert covered >= coverage_floor(trials)
 
 
+@pytest.mark.parametrize("m", [120, 300])  # A Theta^T alone, and Phi A Theta^T
+@pytest.mark.parametrize("method", ["fast", "practical"])
+def test_svd_estimate_is_the_probe_sketch_of_the_residual(method, m):
+    """The single-pass SVDs' estimate, formed from the test sketch Phi A
+    Theta^T and Phi U, equals the probe sketch of A - U S Vt built
+    explicitly; A of at most 16 q rows is probed from the right only."""
+    from sketchlab._svd import BlockSource, run_pass, svd_recover, svd_sketches
+
+    A = low_rank_plus_noise(m, 90, 20, 0.05, 8)
+    q = 10
+    core = None if method == "practical" else "countsketch"
+    _, rank, sketches = svd_sketches(method, A.shape, 5, range_sketch="gaussian", core_sketch=core,
+                                     rng=3, estimate_error=True, n_probes=q)
+    state = run_pass(BlockSource(A, axis=0, block_size=64, shape=None), sketches)
+    phi, theta = state.operators("test")
+    U, s, Vt, ours = svd_recover(method, state, rank)
+    E = A - (U * s) @ Vt
+    if m > 16 * q:
+        assert phi is not None and phi.sketch_size == 16 * q
+        ref = from_probe_sketch(phi.toarray() @ E @ theta.toarray().T, theta,
+                                norm=np.linalg.norm(A), left_size=16 * q)
+    else:
+        assert phi is None
+        ref = from_probe_sketch(E @ theta.toarray().T, theta, norm=np.linalg.norm(A))
+    for a, b in zip((ours.value, ours.low, ours.high, ours.relative),
+                    (ref.value, ref.low, ref.high, ref.relative)):
+        assert a == pytest.approx(b, rel=1e-9)
+    assert ours.n_probes == q
+
+
 def test_svd_estimates_for_streams_and_sparse_input():
     A = sp.random(300, 200, density=0.05, format="csc", random_state=4)
     blocks = (A[:, j:j + 64] for j in range(0, 200, 64))
