@@ -47,11 +47,20 @@ _SIGNS = np.array([1.0, -1.0])  # indexed by the sign bit of a code
 
 
 @njit(inline="always")
+def _u(i):
+    """An index as uint64: Numba then indexes without the negative-index
+    wraparound (a sign test and two conditional moves per access), which
+    cost the scatter loops a fifth of their time (debian-tfidf, CountSketch
+    both sides: 4.6 -> 3.6 ms).  Indices are in range by validation."""
+    return np.uint64(i)
+
+
+@njit(inline="always")
 def _add_scaled_row(row, a_idx, a_val, lo, hi, w):
     """row[a_idx[q]] += w * a_val[q] for q in [lo, hi): one stored row of A,
     scaled, scattered into one output row."""
-    for q in range(lo, hi):
-        row[a_idx[q]] += w * a_val[q]
+    for q in range(_u(lo), _u(hi)):
+        row[_u(a_idx[q])] += w * a_val[q]
 
 
 @njit(inline="always")
@@ -67,12 +76,12 @@ def _scatter_codes(row, a_idx, a_val, lo, hi, w, codes, p):
     one stored row of A pushed through the p packed codes of each column
     (``A S^T`` for a hashing S); no inner loop for CountSketch (p = 1)."""
     if p == 1:
-        for q in range(lo, hi):
+        for q in range(_u(lo), _u(hi)):
             code = np.uint32(codes[np.uint64(a_idx[q])])
             row[code >> np.uint32(1)] += (w * a_val[q]) * _SIGNS[code & np.uint32(1)]
     else:
         up = np.uint64(p)
-        for q in range(lo, hi):
+        for q in range(_u(lo), _u(hi)):
             base = np.uint64(a_idx[q]) * up
             wv = w * a_val[q]
             for b in range(p):
@@ -184,8 +193,8 @@ def left_csr_chunks_hash_dense(codes, p, scale, gt, a_ptr, a_idx, a_val, bounds,
                 w = scale * sign
                 for t in range(s):
                     g[t] += w * gt[target, t]
-            for q in range(a_ptr[i], a_ptr[i + 1]):
-                row = buf[a_idx[q]]
+            for q in range(_u(a_ptr[i]), _u(a_ptr[i + 1])):
+                row = buf[_u(a_idx[q])]
                 v = a_val[q]
                 for t in range(s):
                     row[t] += v * g[t]
@@ -223,9 +232,9 @@ def right_csr_dense(a_ptr, a_idx, a_val, w, out, accumulate):
         row = out[i]
         if not accumulate:
             row[:] = 0.0
-        for q in range(a_ptr[i], a_ptr[i + 1]):
+        for q in range(_u(a_ptr[i]), _u(a_ptr[i + 1])):
             v = a_val[q]
-            wj = w[a_idx[q]]
+            wj = w[_u(a_idx[q])]
             for t in range(s):
                 row[t] += v * wj[t]
 
@@ -238,11 +247,11 @@ def right_csr_table(a_ptr, a_idx, a_val, c_ptr, c_idx, c_val, out, accumulate):
         row = out[i]
         if not accumulate:
             row[:] = 0.0
-        for q in range(a_ptr[i], a_ptr[i + 1]):
-            j = a_idx[q]
+        for q in range(_u(a_ptr[i]), _u(a_ptr[i + 1])):
+            j = _u(a_idx[q])
             v = a_val[q]
-            for k in range(c_ptr[j], c_ptr[j + 1]):
-                row[c_idx[k]] += v * c_val[k]
+            for k in range(_u(c_ptr[j]), _u(c_ptr[j + 1])):
+                row[_u(c_idx[k])] += v * c_val[k]
 
 
 @njit(**PJIT)
@@ -267,8 +276,8 @@ def right_dense(a, c_ptr, c_idx, c_val, out, accumulate):
             row[:] = 0.0
         for j in range(n):
             v = a[i, j]
-            for k in range(c_ptr[j], c_ptr[j + 1]):
-                row[c_idx[k]] += v * c_val[k]
+            for k in range(_u(c_ptr[j]), _u(c_ptr[j + 1])):
+                row[_u(c_idx[k])] += v * c_val[k]
 
 
 @njit(**PJIT)
@@ -310,11 +319,11 @@ def both_csr_rows(s_ptr, s_idx, s_val, a_ptr, a_idx, a_val, c_ptr, c_idx, c_val,
             prefetch_csr_row(s_idx, k, end, a_ptr, a_idx, a_val)
             i = s_idx[k]
             w = s_val[k]
-            for q in range(a_ptr[i], a_ptr[i + 1]):
-                j = a_idx[q]
+            for q in range(_u(a_ptr[i]), _u(a_ptr[i + 1])):
+                j = _u(a_idx[q])
                 wv = w * a_val[q]
-                for k2 in range(c_ptr[j], c_ptr[j + 1]):
-                    row[c_idx[k2]] += wv * c_val[k2]
+                for k2 in range(_u(c_ptr[j]), _u(c_ptr[j + 1])):
+                    row[_u(c_idx[k2])] += wv * c_val[k2]
 
 
 @njit(**PJIT)
