@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._config import JIT, PJIT
+from .indexing import uindex
 
 _GROUPS = 64
 
@@ -89,8 +90,8 @@ def srht_sparse_vectors(ptr, idx, val, signs, rows, scale, dpad, out):
         buf = np.empty(dpad, dtype=np.float64)
         for v in range(g, nvec, ngroups):
             buf[:] = 0.0
-            for q in range(ptr[v], ptr[v + 1]):
-                j = idx[q]
+            for q in range(uindex(ptr[v]), uindex(ptr[v + 1])):
+                j = uindex(idx[q])
                 buf[j] += signs[j] * val[q]
             fwht_inplace(buf)
             for t in range(s):

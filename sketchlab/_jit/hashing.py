@@ -16,6 +16,7 @@ from numba import njit, prange
 
 from .._config import JIT, PJIT
 from .._hash import M1, M2, GOLDEN
+from .indexing import uindex
 
 
 @njit(**JIT)
@@ -107,15 +108,15 @@ def transpose_table(col_ptr, col_idx, col_val, row_ptr, row_idx, row_val, cursor
     order within each row."""
     ncols = col_ptr.shape[0] - 1
     nrows = row_ptr.shape[0] - 1
-    for k in range(col_ptr[ncols]):
-        row_ptr[col_idx[k] + 1] += 1
+    for k in range(uindex(col_ptr[ncols])):
+        row_ptr[uindex(col_idx[k]) + np.uint64(1)] += 1
     for r in range(nrows):
         row_ptr[r + 1] += row_ptr[r]
         cursor[r] = row_ptr[r]
     for jj in range(ncols):
-        for k in range(col_ptr[jj], col_ptr[jj + 1]):
-            r = col_idx[k]
-            pos = cursor[r]
+        for k in range(uindex(col_ptr[jj]), uindex(col_ptr[jj + 1])):
+            r = uindex(col_idx[k])
+            pos = uindex(cursor[r])
             row_idx[pos] = jj
             row_val[pos] = col_val[k]
-            cursor[r] = pos + 1
+            cursor[r] += 1

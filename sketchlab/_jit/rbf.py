@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._config import JIT, PJIT
+from .indexing import uindex
 
 # Entries with d <= _TAU * s are recomputed.  Above the threshold the relative
 # error of d is at most about sqrt(n_features) eps / _TAU, so the kernel value
@@ -302,11 +303,11 @@ def csr_gram(a_ptr, a_idx, a_val, rows, bt_ptr, bt_idx, bt_val, out):
         for b in range(p):
             out[a, b] = 0.0
         i = rows[a]
-        for ka in range(a_ptr[i], a_ptr[i + 1]):
+        for ka in range(uindex(a_ptr[i]), uindex(a_ptr[i + 1])):
             k = a_idx[ka]
             v = a_val[ka]
-            for q in range(bt_ptr[k], bt_ptr[k + 1]):
-                out[a, bt_idx[q]] += v * bt_val[q]
+            for q in range(uindex(bt_ptr[k]), uindex(bt_ptr[k + 1])):
+                out[a, uindex(bt_idx[q])] += v * bt_val[q]
 
 
 @njit(**PJIT)
@@ -325,8 +326,8 @@ def csr_dense_gram(a_ptr, a_idx, a_val, rows, Bt, out):
         for b in range(p):
             out[a, b] = 0.0
         i = rows[a]
-        for ka in range(a_ptr[i], a_ptr[i + 1]):
-            k = a_idx[ka]
+        for ka in range(uindex(a_ptr[i]), uindex(a_ptr[i + 1])):
+            k = uindex(a_idx[ka])
             v = a_val[ka]
             for b in range(p):
                 out[a, b] += v * Bt[k, b]
