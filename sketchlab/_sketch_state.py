@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 
 __all__ = ["SketchState"]
 
+_uninitialized = np.empty
+"""Allocation of sketch arrays that an update overwrites whole (the tests
+fill them with NaN to show that no entry is left unwritten)."""
+
 
 class SketchState:
     """Running linear sketches ``L A R^T`` of one matrix, updated block by block.
@@ -223,17 +227,21 @@ class SketchState:
 
     # -- arrays ------------------------------------------------------------
 
-    def _allocate(self):
+    def _allocate(self, filled=False):
+        """The sketches' arrays, zeros; ``filled=True`` for an update that
+        writes every entry (a first block that is all of A): no zeros then,
+        the loops overwrite (and fault in) the memory themselves."""
         if self._arrays is not None:
             return
         arrays = {}
+        new = _uninitialized if filled else np.zeros
         for name in self._specs:
             axis = self.share_axis(name)
             if axis == 0 and self.shape[0] is None:
                 arrays[name] = []  # row blocks of an open-ended state
             else:
                 order = "F" if axis == 0 else "C"
-                arrays[name] = np.zeros(self.sketch_shape(name), self.dtype, order=order)
+                arrays[name] = new(self.sketch_shape(name), self.dtype, order=order)
         self._arrays = arrays
 
     def __getitem__(self, name: str) -> NDArray[np.floating]:
@@ -291,8 +299,11 @@ class SketchState:
         block, i0, j0 = self._check_block(block, offsets)
         if block.dtype != self.dtype:
             block = block.astype(self.dtype)
-        self._allocate()
         h, w = block.shape
+        # a first block that is all of A writes every entry of every sketch:
+        # no zeroed arrays to add into (memory the loops fault in themselves)
+        add = not (self._arrays is None and block.shape == self.shape and 0 not in block.shape)
+        self._allocate(filled=not add)
         if 0 in block.shape:
             return self
         self._norm_sums += _norm_share(block)
@@ -300,18 +311,18 @@ class SketchState:
             for name, (left, right) in self._specs.items():
                 target = self._arrays[name]
                 if left is None and isinstance(target, list):
-                    part = np.zeros((h, right.sketch_size), self.dtype, order="F")
-                    right.apply(block, axis=1, offset=j0, out=part, accumulate=True)
+                    part = _uninitialized((h, right.sketch_size), self.dtype, order="F")
+                    right.apply(block, axis=1, offset=j0, out=part, accumulate=False)
                     target.append(part)
                 elif left is None:
                     right.apply(block, axis=1, offset=j0, out=target[i0:i0 + h],
-                                accumulate=True)
+                                accumulate=add)
                 elif right is None:
                     left.apply(block, axis=0, offset=i0, out=target[:, j0:j0 + w],
-                               accumulate=True)
+                               accumulate=add)
                 else:
                     sketch_both(left, block, right, offsets=(i0, j0), out=target,
-                                accumulate=True)
+                                accumulate=add)
         self.rows_seen = max(self.rows_seen, i0 + h)
         return self
 

@@ -168,6 +168,33 @@ def test_state_of_a_grid_equals_the_dense_sketches(fmt):
     assert state.rows_seen == m
 
 
+@pytest.mark.parametrize("fmt", ["C", "F", "csr", "csc"])
+def test_state_of_one_whole_block_overwrites_its_arrays(fmt, monkeypatch):
+    """A fresh state updated with all of A allocates without zeros and lets
+    the loops write every entry: arrays that start as NaN come out as the
+    dense sketches; a second update adds to them; an open-ended state's row
+    blocks too."""
+    import sketchlab._sketch_state as state_module
+
+    def poisoned(shape, dtype, order="C"):
+        return np.full(shape, np.nan, dtype=dtype, order=order)
+
+    monkeypatch.setattr(state_module, "_uninitialized", poisoned)
+    m, n = 70, 50
+    A, D = matrix(fmt, m, n, seed=6)
+    sketches = _sketches(m, n)
+    state = sl.SketchState((m, n), sketches).update(A)
+    want = _references(sketches, D)
+    for name in want:
+        np.testing.assert_allclose(state[name], want[name], rtol=1e-12, atol=1e-12)
+    state.update(A)
+    for name in want:
+        np.testing.assert_allclose(state[name], 2 * want[name], rtol=1e-12, atol=1e-12)
+    rows = sl.SketchState((None, n), {"range": sketches["range"]})
+    rows.update(A[:30]).update(A[30:], (30, 0))
+    np.testing.assert_allclose(rows["range"], want["range"], rtol=1e-12, atol=1e-12)
+
+
 def test_state_shares_merge_and_open_rows():
     m, n = 60, 40
     A, D = matrix("C", m, n, seed=6)
