@@ -33,6 +33,18 @@ _uninitialized = np.empty
 fill them with NaN to show that no entry is left unwritten)."""
 
 
+def _sketch_into(left, right, block, offsets, out, accumulate):
+    """``out`` (+)= the share of ``block`` (at ``offsets`` in A) of the
+    sketch ``L A R^T`` with operators ``(left, right)`` (one may be None)."""
+    i0, j0 = offsets
+    if left is None:
+        right.apply(block, axis=1, offset=j0, out=out, accumulate=accumulate)
+    elif right is None:
+        left.apply(block, axis=0, offset=i0, out=out, accumulate=accumulate)
+    else:
+        sketch_both(left, block, right, offsets=offsets, out=out, accumulate=accumulate)
+
+
 class SketchState:
     """Running linear sketches ``L A R^T`` of one matrix, updated block by block.
 
@@ -244,6 +256,18 @@ class SketchState:
                 arrays[name] = new(self.sketch_shape(name), self.dtype, order=order)
         self._arrays = arrays
 
+    def _window(self, name, offsets, block_shape):
+        """The part of sketch ``name`` that a block at ``offsets`` of
+        ``block_shape`` owns (a view): its rows of a range sketch, its columns
+        of a co-range sketch, all of a core sketch."""
+        target = self._arrays[name]
+        axis = self.share_axis(name)
+        if axis == 0:
+            return target[offsets[0]:offsets[0] + block_shape[0]]
+        if axis == 1:
+            return target[:, offsets[1]:offsets[1] + block_shape[1]]
+        return target
+
     def __getitem__(self, name: str) -> NDArray[np.floating]:
         """The sketch ``name`` (a view of the state's array; for an open-ended
         state, its row blocks joined, in Fortran order)."""
@@ -302,7 +326,7 @@ class SketchState:
         h, w = block.shape
         # a first block that is all of A writes every entry of every sketch:
         # no zeroed arrays to add into (memory the loops fault in themselves)
-        add = not (self._arrays is None and block.shape == self.shape and 0 not in block.shape)
+        add = not (self._arrays is None and block.shape == self.shape)
         self._allocate(filled=not add)
         if 0 in block.shape:
             return self
@@ -312,17 +336,11 @@ class SketchState:
                 target = self._arrays[name]
                 if left is None and isinstance(target, list):
                     part = _uninitialized((h, right.sketch_size), self.dtype, order="F")
-                    right.apply(block, axis=1, offset=j0, out=part, accumulate=False)
+                    _sketch_into(left, right, block, (i0, j0), part, False)
                     target.append(part)
-                elif left is None:
-                    right.apply(block, axis=1, offset=j0, out=target[i0:i0 + h],
-                                accumulate=add)
-                elif right is None:
-                    left.apply(block, axis=0, offset=i0, out=target[:, j0:j0 + w],
-                               accumulate=add)
                 else:
-                    sketch_both(left, block, right, offsets=(i0, j0), out=target,
-                                accumulate=add)
+                    window = self._window(name, (i0, j0), (h, w))
+                    _sketch_into(left, right, block, (i0, j0), window, add)
         self.rows_seen = max(self.rows_seen, i0 + h)
         return self
 
@@ -345,15 +363,12 @@ class SketchState:
             for name, (left, right) in self._specs.items():
                 axis = self.share_axis(name)
                 order: Literal["C", "F"] = "F" if axis == 0 else "C"
-                part = np.zeros(self.sketch_shape(name, (h, w)), self.dtype, order=order)
-                if 0 not in block.shape:
-                    if axis == 0:
-                        right.apply(block, axis=1, offset=j0, out=part, accumulate=True)
-                    elif axis == 1:
-                        left.apply(block, axis=0, offset=i0, out=part, accumulate=True)
-                    else:
-                        sketch_both(left, block, right, offsets=(i0, j0), out=part,
-                                    accumulate=True)
+                shape = self.sketch_shape(name, (h, w))
+                if 0 in block.shape:
+                    part = np.zeros(shape, self.dtype, order=order)
+                else:  # written whole by the loops
+                    part = _uninitialized(shape, self.dtype, order=order)
+                    _sketch_into(left, right, block, (i0, j0), part, False)
                 shares[name] = part
         shares[self.NORM_KEY] = _norm_share(block)[None, :]
         return shares
@@ -373,17 +388,10 @@ class SketchState:
             if name == self.NORM_KEY:
                 self._norm_sums += np.asarray(part, dtype=np.float64).reshape(-1)
                 continue
-            axis = self.share_axis(name)
             want = self.sketch_shape(name, (h, w))
             if part.shape != want:
                 raise ValueError(f"share of {name!r} has shape {part.shape}, expected {want}")
-            target = self._arrays[name]
-            if axis == 0:
-                target[i0:i0 + h] += part
-            elif axis == 1:
-                target[:, j0:j0 + w] += part
-            else:
-                target += part
+            self._window(name, (i0, j0), (h, w))[...] += part
         self.rows_seen = max(self.rows_seen, i0 + h)
         return self
 

@@ -186,10 +186,8 @@ def _cholesky_qr_pays(shape):
     1.1, and under 16 columns it varies (52396 x 13 0.83, 25252 x 13 1.4,
     52396 x 5 3.3)."""
     m, n = shape
-    size = m * n
-    return m > n and (size > _CHOLQR_MIN_ENTRIES or (
-        size >= _CHOLQR_TALL_MIN_ENTRIES and n >= _CHOLQR_MIN_COLUMNS
-        and m >= _CHOLQR_MIN_ASPECT * n))
+    return m > n and (m * n > _CHOLQR_MIN_ENTRIES
+                      or (n >= _CHOLQR_MIN_COLUMNS and _one_round_pays(shape)))
 
 
 def _one_round_pays(shape):

@@ -173,7 +173,7 @@ def test_state_of_one_whole_block_overwrites_its_arrays(fmt, monkeypatch):
     """A fresh state updated with all of A allocates without zeros and lets
     the loops write every entry: arrays that start as NaN come out as the
     dense sketches; a second update adds to them; an open-ended state's row
-    blocks too."""
+    blocks and the shares of blocks too."""
     import sketchlab._sketch_state as state_module
 
     def poisoned(shape, dtype, order="C"):
@@ -193,6 +193,14 @@ def test_state_of_one_whole_block_overwrites_its_arrays(fmt, monkeypatch):
     rows = sl.SketchState((None, n), {"range": sketches["range"]})
     rows.update(A[:30]).update(A[30:], (30, 0))
     np.testing.assert_allclose(rows["range"], want["range"], rtol=1e-12, atol=1e-12)
+    # a block's shares (what a dask task sends) are written whole too
+    shared = sl.SketchState((m, n), sketches)
+    for i0, i1 in [(0, 41), (41, 70)]:
+        block = A[i0:i1]
+        shares = shared.block_sketches(block, (i0, 0))
+        shared.add_block_sketches(shares, (i0, 0), block.shape)
+    for name in want:
+        np.testing.assert_allclose(shared[name], want[name], rtol=1e-12, atol=1e-12)
 
 
 def test_state_shares_merge_and_open_rows():
