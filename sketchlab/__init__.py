@@ -1,4 +1,4 @@
-"""sketchlab: randomized sketching on Numba-compiled loops.
+"""Randomized sketching on Numba-compiled loops.
 
 Sketching operators (CountSketch, OSNAP, Gaussian, SRHT, uniform and
 leverage-score sampling) that work directly on dense arrays and

@@ -1,4 +1,16 @@
-"""Shared fixtures: real data sets (skipped when absent) and hypothesis profiles."""
+"""Shared fixtures (real data sets, skipped when absent), hypothesis profiles
+and the one switch of the long profiles.
+
+The default run (``pytest``) is the fast one.  The long profiles (tests marked
+``slow`` or ``fuzz_long``: the whole corruption grid of tests/test_fuzz.py and
+its properties with many more examples, clusters and subprocesses, real data
+sets, full statistical sweeps) run only with the switch, as scipy's ``xslow``::
+
+    SKETCHLAB_XSLOW=1 python -m pytest      # or: python -m pytest --runslow
+
+Without it they are reported as skipped, whatever ``-m`` a command line gives
+(``-m`` is not in addopts, so a command line's own ``-m`` replaces nothing).
+"""
 
 import lzma
 import os
@@ -10,13 +22,51 @@ from hypothesis import HealthCheck, settings
 # the data directories of the experiments, in the same order (see experiments.datasets.data_dirs)
 from experiments.datasets import describe_dirs, find_file
 
+XSLOW_ENV = "SKETCHLAB_XSLOW"
+LONG_MARKERS = ("slow", "fuzz_long")
+
 settings.register_profile(
     "default", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile(
     "thorough", max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+# the long profiles' examples: HYPOTHESIS_PROFILE, when set, decides
+settings.register_profile(
+    "xslow", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def _env_switch():
+    return os.environ.get(XSLOW_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def xslow_enabled(config):
+    """True when the long profiles run (``SKETCHLAB_XSLOW=1`` or ``--runslow``)."""
+    return _env_switch() or bool(config.getoption("--runslow", default=False))
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--runslow", action="store_true", default=False,
+        help=f"run the long profiles too (tests marked {' or '.join(LONG_MARKERS)}); "
+             f"the same as {XSLOW_ENV}=1",
+    )
+
+
+def pytest_configure(config):
+    default = "xslow" if xslow_enabled(config) else "default"
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", default))
+
+
+def pytest_collection_modifyitems(config, items):
+    if xslow_enabled(config):
+        return
+    skip = pytest.mark.skip(
+        reason=f"long profile: run with {XSLOW_ENV}=1 (or --runslow)")
+    for item in items:
+        if any(item.get_closest_marker(name) is not None for name in LONG_MARKERS):
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

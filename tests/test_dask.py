@@ -169,7 +169,11 @@ def process_pool():
         yield pool
 
 
-@pytest.fixture(params=["sync", "threads", "processes", "distributed", "address"])
+# a pool of processes and a cluster are long-profile work (SKETCHLAB_XSLOW=1)
+@pytest.fixture(params=["sync", "threads",
+                        pytest.param("processes", marks=pytest.mark.slow),
+                        pytest.param("distributed", marks=pytest.mark.slow),
+                        pytest.param("address", marks=pytest.mark.slow)])
 def scheduler(request):
     """A ``scheduler=`` value for each way of running; the processes scheduler
     uses the module's pool, "address" connects to the cluster by its address."""
@@ -351,6 +355,7 @@ def on_current(client, func, *args, **kwargs):
         return func(*args, **kwargs)
 
 
+@pytest.mark.slow  # a cluster or a subprocess
 def test_active_client_is_used(client, tmp_path):
     A, X = counted_matrix(tmp_path, ((100, 140), (90, 90)))
     got = bounded(on_current, client, sldask.fast_sp_svd, A, 6, rng=3)
@@ -378,6 +383,7 @@ def test_each_chunk_read_once(method, scheduler, tmp_path):
         assert str(os.getpid()) not in {pid for pids in found.values() for pid in pids}
 
 
+@pytest.mark.slow  # a cluster or a subprocess
 def test_sketch_both_reads_each_chunk_once(client, tmp_path):
     A, X = counted_matrix(tmp_path, ((120, 120), (60, 60, 60)), fmt="dense")
     S1, S2 = operator("countsketch", 24, M, seed=1), operator("countsketch", 16, N, seed=2)
@@ -444,6 +450,7 @@ def short_chunk(block_info=None):
     return np.ones((i1 - i0 - (i0 > 0), j1 - j0))
 
 
+@pytest.mark.slow  # a cluster or a subprocess
 def test_bad_chunks_raise_from_their_task(client):
     A = da.map_blocks(nan_chunk, chunks=((100, 140), (90, 90)), dtype=np.float64)
     with pytest.raises(ValueError, match=r"A chunk \(1, 1\) must not contain NaN or Inf"):
@@ -460,6 +467,7 @@ def test_bad_chunks_raise_from_their_task(client):
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a cluster or a subprocess
 def test_threaded_scheduler_on_the_workqueue_layer():
     # the workqueue layer aborts the process when two threads launch parallel
     # kernels at once; tasks serialize their kernels on it
@@ -505,3 +513,18 @@ def test_cur_rejects_what_needs_more_passes():
         sldask.cur(A, 5, select="leverage", scheduler="sync")
     with pytest.raises(ValueError, match="core='exact'"):
         sldask.cur(A, 5, core="exact", scheduler="sync")
+
+
+@pytest.mark.slow  # starts a two-process cluster
+def test_module_example_on_a_cluster():
+    # the module docstring's example as written, with the lines the default
+    # doctest run skips (the cluster) run too
+    import doctest
+
+    test = doctest.DocTestParser().get_doctest(sldask.__doc__, {}, "sketchlab.dask", None, 0)
+    for example in test.examples:
+        example.options.pop(doctest.SKIP, None)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
+    assert sum("LocalCluster(" in e.source for e in test.examples) == 1

@@ -15,9 +15,12 @@ Two halves:
   duplicate indices, float16 ... uint64 and bool, values near 1e+-300,
   NaN, empty dimensions) are drawn by hypothesis in this process.
 
-The default profile is derandomized and small (CI); ``-m fuzz_long`` runs
-the whole corruption grid (both sparse classes, random positions) and the
-properties with many more, and larger, examples.  Known bugs are kept as
+The default profile is derandomized and small: every call of the grid
+against the representative corruptions (CORE_CORRUPTIONS), the huge
+dimensions and the bad sizes and seeds.  The long profile
+(``SKETCHLAB_XSLOW=1`` or ``--runslow``, see tests/conftest.py) runs the
+whole corruption grid (every corruption, both sparse classes, random
+positions) and the properties with many more, and larger, examples.  Known bugs are kept as
 ``xfail(strict=True)`` cases, so that fixing one makes its case pass and
 fail the suite until the mark is removed.
 """
@@ -36,6 +39,7 @@ from hypothesis import strategies as st
 import sketchlab as sl
 
 from . import fuzz_cases as fc
+from .conftest import xslow_enabled
 from .reference import eta_dense, nystrom_dense, optimal_spsd_dense, rbf_dense
 
 # The expected outcomes encode how scipy reads (or refuses) corrupt COO, DOK
@@ -123,17 +127,21 @@ def _alternate_classes(ids):
 
 
 def _default_ids():
-    ids = fc.corrupt_ids(CORE_CALLS, list(fc.CORRUPTIONS))
-    ids += fc.corrupt_ids(GRID_CALLS, CORE_CORRUPTIONS)
-    ids = list(dict.fromkeys(_alternate_classes(ids)))
+    """The core slice: every call against the representative corruptions."""
+    ids = list(dict.fromkeys(_alternate_classes(fc.corrupt_ids(GRID_CALLS, CORE_CORRUPTIONS))))
     ids += [f"huge|{what}" for what in fc.HUGE_CASES]
     ids += fc.size_ids() + fc.seed_ids()
     return ids
 
 
 def _long_ids():
+    """The rest of the grid: the core calls against every corruption (the
+    default slice of earlier versions), every call against every corruption
+    in both classes, and the positional corruptions at random positions."""
     default = set(_default_ids())
-    ids = fc.corrupt_ids(GRID_CALLS, list(fc.CORRUPTIONS), classes=("m", "a"))
+    ids = list(dict.fromkeys(_alternate_classes(fc.corrupt_ids(CORE_CALLS,
+                                                               list(fc.CORRUPTIONS)))))
+    ids += fc.corrupt_ids(GRID_CALLS, list(fc.CORRUPTIONS), classes=("m", "a"))
     ids += fc.corrupt_ids(GRID_CALLS, POSITIONAL, classes=("m",), seeds=range(1, 6))
     return [i for i in dict.fromkeys(ids) if i not in default]
 
@@ -142,17 +150,15 @@ DEFAULT_IDS = _default_ids()
 
 
 def long_enabled(config):
-    """The long profile runs only when asked for by name (``-m fuzz_long``,
-    ``-m "slow or fuzz_long"``): a command line ``-m "not slow"`` replaces
-    the default ``-m "not slow and not fuzz_long"`` and must not start it."""
-    expr = config.getoption("markexpr") or ""
-    return "fuzz_long" in expr and "not fuzz_long" not in expr
+    """The long profile runs with the switch of the long profiles
+    (``SKETCHLAB_XSLOW=1`` or ``--runslow``), whatever ``-m`` says."""
+    return xslow_enabled(config)
 
 
 @pytest.fixture
 def long_profile(request):
     if not long_enabled(request.config):
-        pytest.skip('the long fuzz profile runs with -m fuzz_long')
+        pytest.skip("the long fuzz profile runs with SKETCHLAB_XSLOW=1 (or --runslow)")
 
 
 @pytest.fixture(scope="session")
@@ -203,7 +209,7 @@ def run_property(check, profile, request, *, default, long, max_dim=(6, 24)):
     (derandomized, so CI sees the same ones every time) or, in the long
     profile, ``long`` examples of larger matrices."""
     if profile == "long" and not long_enabled(request.config):
-        pytest.skip("the long fuzz profile runs with -m fuzz_long")
+        pytest.skip("the long fuzz profile runs with SKETCHLAB_XSLOW=1 (or --runslow)")
     dim = max_dim[profile == "long"]
 
     @settings(max_examples=default if profile == "default" else long, deadline=None,

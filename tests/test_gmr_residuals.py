@@ -352,3 +352,39 @@ def test_bad_input(kwargs, exc, match):
     if "X_opt" not in kwargs:
         with pytest.raises(exc, match=match):
             gmr_residual(args["A"], args["C"], args["X"], args["R"])
+
+
+# ---- against exact rational arithmetic at the bad-input harness's scales -----------
+
+
+def _exact_residual(A, C, X, R):
+    """||A - C X R||_F in exact rational arithmetic (Fractions), rounded once."""
+    from fractions import Fraction
+    import math
+
+    F = np.vectorize(Fraction, otypes=[object])
+    A, C, X, R = (F(np.asarray(M.toarray() if sp.issparse(M) else M)) for M in (A, C, X, R))
+    D = A - C.dot(X).dot(R)
+    total = sum((d * d for d in D.ravel()), Fraction(0))
+    if total == 0:
+        return 0.0
+    e = (total.numerator.bit_length() - total.denominator.bit_length()) // 2
+    return math.ldexp(math.sqrt(float(total / Fraction(2) ** (2 * e))), e)
+
+
+@pytest.mark.parametrize("form", ["dense-C", "csr", "csc"])
+@pytest.mark.parametrize("big", [1e200, 1e-170])
+def test_entries_near_1e200_and_1e_170_against_exact_arithmetic(big, form):
+    # the residual of data whose squares leave float64 (1e200 overflows,
+    # 1e-170 underflows) while the residual itself is representable: every
+    # factor at that scale, or at its inverse, with the others ordinary
+    g = np.random.default_rng(45)
+    A, C, X, R = (g.standard_normal(s) for s in ((9, 7), (9, 3), (3, 2), (2, 7)))
+    A[2] = 0.0
+    for scales in ((1, 1, 1, 1), (big, big, 1, 1), (big, 1, big, 1), (big, 1, 1, big),
+                   (big, big, 1 / big, big), (1, big, 1 / big, 1), (big, 1, 1, 1), (1, 1, big, 1)):
+        args = [s * M for s, M in zip(scales, (A, C, X, R))]
+        want = _exact_residual(*args)
+        assert 0 < want < np.inf
+        got = gmr_residual(as_form(args[0], form), *args[1:])
+        assert got == pytest.approx(want, rel=1e-12), scales

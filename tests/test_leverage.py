@@ -13,6 +13,7 @@ from scipy.sparse.linalg import svds
 from threadpoolctl import threadpool_limits
 
 import sketchlab._leverage as leverage
+import sketchlab as sl
 from sketchlab import leverage_scores
 
 EPS64 = np.finfo(np.float64).eps
@@ -387,3 +388,20 @@ def test_valid_rtol_values_are_accepted():
     for rtol in (0, 0.0, np.float32(0.1), 0.5, np.float64(0.9)):
         got = leverage_scores(A, rtol=rtol)
         np.testing.assert_allclose(got, reference_scores(A, rtol=float(rtol)), atol=1e-10)
+
+
+@pytest.mark.parametrize("scores", [[1.5e308, 1e308, 0.0, 5e307], [1.7e308] * 3 + [1e-300]])
+def test_leverage_sampler_with_scores_whose_sum_overflows(scores):
+    # sum(scores) is inf in float64 while each score is finite: the
+    # probabilities are still scores / sum(scores), computed exactly
+    from fractions import Fraction
+
+    with np.errstate(over="ignore"):
+        assert np.sum(scores) == np.inf
+    S = sl.LeverageScoreSampler(4, scores=scores, rng=0)
+    total = sum(Fraction(s) for s in scores)
+    want = np.array([float(Fraction(s) / total) for s in scores])
+    np.testing.assert_allclose(S.probabilities, want, rtol=1e-15, atol=0)
+    assert np.isfinite(S.weights).all() and np.all(S.weights > 0)
+    assert set(S.indices) <= set(np.flatnonzero(want))
+    np.testing.assert_allclose(S.weights, 1 / np.sqrt(4 * want[S.indices]), rtol=1e-15)
