@@ -21,6 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "sketchlab"
 LAYERS = {
     "_config": 0,
     "_hash": 0,
+    "_results": 0,
     "_jit": 1,
     "_validation": 2,
     "_operators": 3,
@@ -63,13 +64,13 @@ def _imports(path, top):
     """(imported sketchlab module, names, line) for every import in the file,
     and the aliases under which sketchlab modules are bound."""
     tree = ast.parse(path.read_text())
-    inside_jit = top == "_jit"
+    inside_package = path.parent != PACKAGE  # _jit/, _operators/: one module of the rules
     found, aliases = [], {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level:
             base = node.module.split(".")[0] if node.module else None
-            if inside_jit and node.level == 1:
-                base = "_jit"  # a sibling inside the _jit package
+            if inside_package and node.level == 1:
+                base = top  # a sibling inside the package
             if base is None:  # from . import _svd
                 for alias in node.names:
                     found.append((alias.name, [], node.lineno))
