@@ -22,7 +22,8 @@ import scipy.sparse as sp
 
 from ._config import serial_blas
 from ._errors import check_probes, from_probe_sketch, probe_left, probe_operator
-from ._linalg import exact_core, project_psd as _project_psd, range_factors, sampling_scores
+from ._leverage import sampling_scores
+from ._linalg import exact_core, project_psd as _project_psd, range_factors
 from ._linalg import solve_core, squared_frobenius, symmetrize
 from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, sketch_both
 from ._registry import SKETCH_KINDS, kinds_with, make_sketch

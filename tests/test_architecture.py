@@ -24,11 +24,11 @@ LAYERS = {
     "_results": 0,
     "_jit": 1,
     "_validation": 2,
-    "_operators": 3,
-    "_registry": 4,
-    "_leverage": 4,
-    "_kernel_matrices": 4,
-    "_linalg": 5,
+    "_linalg": 3,
+    "_operators": 4,
+    "_registry": 5,
+    "_leverage": 5,
+    "_kernel_matrices": 5,
     "_errors": 6,
     "_sketch_state": 7,
     "_gmr": 7,
@@ -48,8 +48,6 @@ MAY_IMPORT_JIT = {"_jit", "_validation", "_operators", "_kernel_matrices", "_lin
 UPWARD = {
     ("_operators", "_leverage"): "LeverageScoreSampler.from_matrix computes the scores it "
                                  "samples from (and the sketched scores use operators)",
-    ("_leverage", "_linalg"): "the exact scores of a matrix clearly of full rank come from "
-                              "the Cholesky QR the GMR core uses",
 }
 
 

@@ -33,7 +33,8 @@ The package, one module per idea (a module imports only those above it):
 
 from ._base import SketchOperator
 from ._compose import ComposedSketch, OSNAPGaussian, compose, sketch_both
-from ._dense import SRHT, GaussianSketch, gemm_add
+from .._linalg import gemm_add  # noqa: F401 (importable here, as before)
+from ._dense import SRHT, GaussianSketch
 from ._sparse import OSNAP, CountSketch, IndexSelection, LeverageScoreSampler, UniformSampler
 
 __all__ = [

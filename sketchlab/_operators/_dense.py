@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _hash
+from .._linalg import gemm_add
 from .._validation import result_dtype
 from . import _engine
 from ._base import (
@@ -23,26 +24,6 @@ from ._base import (
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
-
-
-def gemm_add(target, Y, G):
-    """target += Y @ G in place by BLAS (beta = 1) when ``target`` is C- or
-    F-contiguous and the dtypes agree; False otherwise."""
-    import scipy.linalg as sla
-
-    if target.flags.c_contiguous and not target.flags.f_contiguous:
-        return gemm_add(target.T, G.T, Y.T)
-    if not target.flags.f_contiguous or not (Y.dtype == G.dtype == target.dtype):
-        return False
-    gemm = sla.blas.get_blas_funcs("gemm", (target,))
-    a, trans_a = (Y, 0) if Y.flags.f_contiguous else (Y.T, 1)
-    b, trans_b = (G, 0) if G.flags.f_contiguous else (G.T, 1)
-    if not (a.flags.f_contiguous and b.flags.f_contiguous):
-        return False
-    res = gemm(1.0, a, b, beta=1.0, c=target, trans_a=trans_a, trans_b=trans_b, overwrite_c=1)
-    if not np.shares_memory(res, target):  # pragma: no cover - f2py copied after all
-        target[...] = res
-    return True
 
 
 def _add_product(target, Y, G, budget=_PIECE_ENTRIES):
