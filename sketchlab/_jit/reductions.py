@@ -56,6 +56,40 @@ def count_bad_entries(indices, data, ncols, finite):
     return outside, nonfinite
 
 
+@njit(**PJIT)
+def entry_bounds(indices, bits, exponent, one, finite, low, high, exponent_or):
+    """Per chunk ``c`` of ``_CHUNK`` entries (none may be empty): ``low[c]``
+    and ``high[c]``, the smallest and largest entry of ``indices`` in it,
+    and, with ``finite``, ``exponent_or[c]``, the OR over the chunk of ``(b
+    & exponent) + one`` for the bits ``b`` of the values (``bits``: float64
+    values viewed as uint64, or float32 as uint32; ``exponent`` the mask of
+    the exponent field, ``one`` its lowest bit).  The sum carries into the
+    sign bit exactly when the exponent field is all ones (NaN or Inf), so
+    the values are finite when the top bit of every ``exponent_or`` is clear.
+
+    Integer min, max and OR reductions have no floating-point order to keep:
+    the compiler vectorizes them, and the check of a CSR/CSC matrix (index
+    range and finite values) runs at the speed of reading its two arrays."""
+    n = indices.shape[0]
+    nchunks = high.shape[0]
+    for c in prange(nchunks):
+        lo = c * _CHUNK
+        hi = min(n, lo + _CHUNK)
+        small = indices[lo]
+        large = indices[lo]
+        for i in range(lo, hi):
+            v = indices[i]
+            small = min(small, v)
+            large = max(large, v)
+        low[c] = small
+        high[c] = large
+        if finite:
+            acc = exponent ^ exponent
+            for i in range(lo, hi):
+                acc |= (bits[i] & exponent) + one
+            exponent_or[c] = acc
+
+
 @njit(**JIT)
 def pointers_valid(indptr, nnz):
     """True when ``indptr`` is a non-decreasing pointer array into ``nnz`` entries."""
