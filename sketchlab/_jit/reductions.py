@@ -29,34 +29,6 @@ def count_nonfinite(x):
 
 
 @njit(**PJIT)
-def count_bad_entries(indices, data, ncols, finite):
-    """``(outside, nonfinite)``: the entries of ``indices`` outside
-    ``[0, ncols)`` and, with ``finite``, the NaN or Inf entries of ``data``
-    (same length), in ONE pass over both arrays: a sparse matrix that does
-    not fit in cache is read from memory once instead of twice."""
-    n = indices.shape[0]
-    nchunks = (n + _CHUNK - 1) // _CHUNK
-    limit = np.uint64(ncols)
-    outside = 0
-    nonfinite = 0
-    for c in prange(nchunks):
-        lo = c * _CHUNK
-        hi = min(n, lo + _CHUNK)
-        bad_i = 0
-        bad_v = 0
-        if finite:
-            for i in range(lo, hi):
-                bad_i += np.uint64(indices[i]) >= limit
-                bad_v += (data[i] - data[i]) != 0.0
-        else:
-            for i in range(lo, hi):
-                bad_i += np.uint64(indices[i]) >= limit
-        outside += bad_i
-        nonfinite += bad_v
-    return outside, nonfinite
-
-
-@njit(**PJIT)
 def entry_bounds(indices, bits, exponent, one, finite, low, high, exponent_or):
     """Per chunk ``c`` of ``_CHUNK`` entries (none may be empty): ``low[c]``
     and ``high[c]``, the smallest and largest entry of ``indices`` in it,
