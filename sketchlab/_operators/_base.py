@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from scipy.sparse.linalg import LinearOperator
 
     from .._validation import MatrixLike
-    from ._compose import ComposedSketch
 
 
 # Dimensions are bounded so that buckets fit the 32-bit multiply-shift and
@@ -240,11 +239,11 @@ class SketchOperator:
     # -- application -------------------------------------------------------
 
     @overload
-    def __matmul__(self, A: SketchOperator) -> ComposedSketch: ...
+    def __matmul__(self, A: SketchOperator) -> SketchOperator: ...  # their composition
     @overload
     def __matmul__(self, A: ArrayLike) -> NDArray[np.floating]: ...  # or a sparse matrix
 
-    def __matmul__(self, A: MatrixLike) -> ComposedSketch | NDArray[np.floating]:
+    def __matmul__(self, A: MatrixLike) -> SketchOperator | NDArray[np.floating]:
         if isinstance(A, SketchOperator):
             from ._compose import compose
 
