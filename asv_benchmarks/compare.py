@@ -5,7 +5,9 @@
     python asv_benchmarks/compare.py --only gmr --only svd --strict
 
 Sections: ``sketch`` (sketch_both, S @ A, A @ S^T against scipy and the
-read-only roofline; Gaussian and SRHT on dense data against numpy), ``gmr``
+read-only roofline; Gaussian and SRHT on dense data against numpy), ``check``
+(the CSR input check against a read pass, and sketch_both against a compiled
+scatter floor plus a read pass, int32 and int64 indices), ``gmr``
 (fast_gmr at c = r = 20 and 100 against gmr and the plain QR solution, its
 error estimate beside the plain call, and cur's fast core and approximate
 leverage selection against the exact ones), ``spsd`` (faster_spsd against
@@ -325,6 +327,114 @@ def bench_sketches(table, quick, repeat):
         "count) against numpy's generator drawing S then one GEMM: the reproducible sketch must "
         "cost no more than the throw-away one.",
     )
+
+
+def min_alternating_times(fns, repeat):
+    """Minimum wall times of the calls in ``fns`` over ``repeat`` rounds in
+    shuffled turns (as :func:`alternating_times`): for rows that compare a
+    call with a bound it cannot beat (a read pass, a floor loop), where the
+    minimum is the figure least disturbed by a shared machine."""
+    for fn in fns:
+        fn()
+    best = [float("inf")] * len(fns)
+    order = np.random.default_rng(0)
+    for _ in range(repeat):
+        for i in order.permutation(len(fns)):
+            gc.collect()
+            t0 = time.perf_counter()
+            fns[i]()
+            best[i] = min(best[i], time.perf_counter() - t0)
+    return best
+
+
+@functools.lru_cache(maxsize=None)
+def scatter_floor_loop():
+    """The simplest compiled two-sided CountSketch scatter (the floor of
+    ``sketch_both``): precomputed buckets and signs of both sides, one
+    buffer per chunk of rows, summed; no checks, no tables, no hashing."""
+    from numba import njit, prange
+
+    @njit(parallel=True, cache=False)
+    def floor(indptr, indices, data, row_bucket, row_sign, col_bucket, col_sign, bounds, bufs):
+        for c in prange(bounds.shape[0] - 1):
+            buf = bufs[c]
+            buf[:, :] = 0.0
+            for i in range(bounds[c], bounds[c + 1]):
+                t = row_bucket[i]
+                w = row_sign[i]
+                for q in range(indptr[i], indptr[i + 1]):
+                    j = indices[q]
+                    buf[t, col_bucket[j]] += w * col_sign[j] * data[q]
+
+    return floor
+
+
+def scatter_floor(A, S1, S2, nchunks=8):
+    """``S1 A S2^T`` by :func:`scatter_floor_loop` for a CSR A and two
+    CountSketches: a zero-argument call that runs it."""
+    def buckets(S):
+        P = S.tosparse("csc")  # one nonzero per column
+        return P.indices.astype(np.int64), P.data.astype(np.float64)
+
+    rb, rs = buckets(S1)
+    cb, cs = buckets(S2)
+    bounds = np.searchsorted(A.indptr, np.linspace(0, A.nnz, nchunks + 1)).astype(np.int64)
+    bounds[0], bounds[-1] = 0, A.shape[0]
+    bufs = np.empty((nchunks, S1.sketch_size, S2.sketch_size))
+    out = np.empty((S1.sketch_size, S2.sketch_size))
+    loop = scatter_floor_loop()
+
+    def run():
+        loop(A.indptr, A.indices, A.data, rb, rs, cb, cs, bounds, bufs)
+        return np.sum(bufs, axis=0, out=out)
+
+    return run
+
+
+def bench_check(table, quick, repeat):
+    """The input check of a CSR matrix (index range and finite values, the
+    check every public entry point runs) against a read-only pass over the
+    same arrays, and the two-sided sketch against its floor (a compiled
+    scatter with precomputed buckets, written here), int32 and int64 indices."""
+    import sketchlab as sl
+    from sketchlab._jit.reductions import read_pass
+    from sketchlab._validation import check_compressed
+
+    A, name = tfidf_matrix(quick)
+    A = sp.csr_matrix(A)
+    s = 200
+    S1, S2 = sl.CountSketch(s, A.shape[0], rng=1), sl.CountSketch(s, A.shape[1], rng=2)
+    rounds = max(15, repeat)
+    for index_dtype in (np.int32, np.int64):
+        B = A.copy()
+        B.indices, B.indptr = A.indices.astype(index_dtype), A.indptr.astype(index_dtype)
+        tag = np.dtype(index_dtype).name
+        print(f"check on {name}: nnz {B.nnz}, {tag} indices")
+        floor = scatter_floor(B, S1, S2)
+        np.testing.assert_allclose(floor(), sl.sketch_both(S1, B, S2), rtol=1e-9, atol=1e-12)
+        t_check, t_read, t_floor, t_both = min_alternating_times(
+            [lambda: check_compressed(B, "A"), lambda: read_pass(B.data, B.indices), floor,
+             lambda: sl.sketch_both(S1, B, S2)], rounds)
+        table.slowdown(
+            f"check of a CSR A ({tag} indices) / read pass", t_check, t_read, "read pass", 1.25,
+            why="the input check of a CSR matrix (pointers, index range, finite values: what "
+            "every entry point runs on A) against a parallel pass that only reads A's values "
+            "and indices: one fused pass of integer reductions, at memory speed (minimum of "
+            f"{rounds} calls in turns).",
+        )
+        table.slowdown(
+            f"  scatter floor ({tag}, {s}x{s}) / read pass", t_floor, t_read, "read pass",
+            why="the simplest compiled two-sided CountSketch scatter (precomputed buckets and "
+            "signs, written in compare.py) against the read pass: what a scatter costs beyond "
+            "reading on this machine.",
+        )
+        table.slowdown(
+            f"sketch_both, checks on ({tag}) / (scatter floor + read pass)", t_both,
+            t_floor + t_read, "floor + read", 1.0,
+            why="sketch_both(S1, A, S2) with its input checks on against the floor of the same "
+            "scatter plus one read of A (the bound of a checked scatter): the hashing, the "
+            f"tables and the checks together cost no more than one read (minimum of {rounds}).",
+        )
 
 
 def bench_gmr(table, quick, repeat):
@@ -686,6 +796,7 @@ def bench_import(table, quick):
 
 SECTIONS = {
     "sketch": bench_sketches,
+    "check": bench_check,
     "gmr": bench_gmr,
     "spsd": bench_spsd,
     "svd": bench_svd,

@@ -9,14 +9,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.linalg as sla
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _spsd
-from ._config import serial_blas
 from ._kernel_matrices import kernel_oracle
-from ._linalg import solve_core, symmetrize
+from ._linalg import nystrom_core, product, psd_factor
 from ._errors import check_probes
 from ._registry import kinds_with
 from ._selection import LANDMARKS, select_landmarks
@@ -191,9 +189,8 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         X, C = self._fit(X)
         if C is None:
             return self.transform(X)
-        with serial_blas():
-            return np.asarray(np.asarray(C, dtype=np.float64) @ self.normalization_.T,
-                              dtype=X.dtype)
+        return np.asarray(product(np.asarray(C, dtype=np.float64), self.normalization_.T),
+                          dtype=X.dtype)
 
     def _fit(self, X):
         core = check_choice(self.core, "core", _SPSD_CORES)
@@ -235,7 +232,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             columns, C = select_landmarks(K, c, landmarks, gen)
             W = np.asarray(C[columns] if C is not None else K[columns, columns],
                            dtype=np.float64)
-            U = symmetrize(solve_core(symmetrize(W), np.eye(c)))
+            U = nystrom_core(W)
             error_estimate = None
         else:
             kw = dict(landmarks=landmarks, rng=gen, estimate_error=estimate)
@@ -247,9 +244,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             }[core]()
             columns, C, U, error_estimate = approx.columns, approx.C, approx.U, \
                 approx.error_estimate
-        with serial_blas():
-            w, V = sla.eigh(symmetrize(U), check_finite=False)
-        w = np.where(w > c * np.finfo(np.float64).eps * max(w.max(), 0.0), w, 0.0)
+        w, V = psd_factor(U)  # the rank rule drops the eigenvalues at or below c eps max(w)
         self.components_ = X[columns]
         self.component_indices_ = columns
         self.core_ = U
@@ -277,8 +272,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                           reset=False)
         with trusted(X, self.components_):  # checked above; rows of a checked X
             embedded = self._oracle(self.components_).cross(X)
-        with serial_blas():  # an (m, c) x (c, c) product
-            return np.asarray(embedded @ self.normalization_.T, dtype=X.dtype)
+        return np.asarray(product(embedded, self.normalization_.T), dtype=X.dtype)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -22,10 +22,11 @@ import scipy.sparse as sp
 
 from ._config import serial_blas
 from ._errors import check_probes, from_probe_sketch, probe_left, probe_operator
-from ._linalg import exact_core, project_psd as _project_psd, range_factors, sampling_scores
+from ._leverage import sampling_scores
+from ._linalg import exact_core, project_psd as _project_psd, range_factors
 from ._linalg import solve_core, squared_frobenius, symmetrize
 from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, sketch_both
-from ._registry import KINDS, SKETCH_KINDS, make_sketch
+from ._registry import SKETCH_KINDS, kinds_with, make_sketch
 from ._validation import as_generator, as_matrix, check_int, check_rtol, check_sketchable
 from ._validation import check_tol, trusted
 
@@ -557,8 +558,6 @@ class ResidualProbe:
                                      left_size=left_size)
 
 
-# kinds whose sketch of size 2s splits into two independent sketches of size s
-_SPLIT_KINDS = ("countsketch", "gaussian", "uniform", "leverage")
 _MAX_TOL_ROUNDS = 6
 _MAX_GROWTH = 8.0  # a round's sketch is at most this many times the previous one
 
@@ -566,9 +565,11 @@ _MAX_GROWTH = 8.0  # a round's sketch is at most this many times the previous on
 def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rng):
     """fast_gmr at fixed accuracy (see the ``tol`` parameter): rounds of
     two-halves sketches, combined."""
-    if not isinstance(sketch, str) or sketch not in _SPLIT_KINDS:
+    # kinds whose sketch of size 2s splits into two independent sketches of size s
+    split_kinds = kinds_with(splittable=True, gmr=True)
+    if not isinstance(sketch, str) or sketch not in split_kinds:
         raise ValueError(
-            f"tol= needs sketch to be a kind name in {list(_SPLIT_KINDS)} (sketches of size 2s "
+            f"tol= needs sketch to be a kind name in {list(split_kinds)} (sketches of size 2s "
             f"made of two independent halves), got {sketch!r}"
         )
     m, n = A.shape
@@ -658,7 +659,7 @@ def _sketch_problem(S_C, S_R, A, C, R):
     (:func:`sketchlab.sketch_both`); the others go through ``S_C A``, and each
     operator is generated once for both of its products (``apply_many``).
     """
-    one_pass = all(getattr(KINDS.get(S.kind), "one_pass", False) for S in (S_C, S_R))
+    one_pass = S_C.one_pass and S_R.one_pass
     with trusted(A, C, R):  # validated once, by check_gmr_inputs
         if one_pass:
             return S_C.apply(C), sketch_both(S_C, A, S_R), S_R.apply(R, axis=1)

@@ -16,10 +16,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._config import serial_blas
+from ._linalg import (
+    cholesky_qr,
+    default_rtol,
+    numerical_rank,
+    orthonormal,
+    product,
+    svd,
+    top_singular_sparse,
+)
 from ._validation import as_generator, as_matrix, check_axis, check_choice, check_int
 from ._validation import check_rtol
 
@@ -28,7 +36,7 @@ if TYPE_CHECKING:
 
     from ._validation import MatrixLike
 
-__all__ = ["leverage_scores"]
+__all__ = ["leverage_scores", "sampling_scores"]
 
 _METHODS = ("exact", "sketch")
 
@@ -57,11 +65,11 @@ def _row_norms2(U):
 
 
 def _rank(s, rtol, shape):
-    """Number of singular values (descending) above ``rtol * s[0]``; default
-    ``rtol = max(shape) * eps`` as ``numpy.linalg.matrix_rank``."""
+    """The package's rank rule (:func:`~sketchlab._linalg.numerical_rank`)
+    with the default cutoff of a matrix of ``shape``."""
     if rtol is None:
-        rtol = max(shape) * np.finfo(np.float64).eps
-    return int(np.count_nonzero(s > rtol * s[0])) if s.size and s[0] > 0 else 0
+        rtol = default_rtol(shape, np.finfo(np.float64).eps)
+    return numerical_rank(s, rtol)
 
 
 def _is_zero(A):
@@ -193,35 +201,28 @@ def _exact_scores(A, k, rtol, shape=None):
     A = np.asarray(A, dtype=np.float64)
     if A.size == 0:
         return np.zeros(m)
-    from ._linalg import cholesky_qr, default_rtol
-
     shape = A.shape if shape is None else shape
     qr = cholesky_qr(A, default_rtol(shape, np.finfo(np.float64).eps) if rtol is None else rtol)
     if qr is not None:  # clearly of full column rank: its Q spans the range
         Q, T = qr
         if k is None or k >= n:
             return _row_norms2(Q)
-        u = sla.svd(T, check_finite=False, lapack_driver="gesdd")[0]
+        u = svd(T, full_matrices=True, parallel=True)[0]
         return _row_norms2(Q @ u[:, :k])
-    U, s, _ = sla.svd(A, full_matrices=False, check_finite=False, lapack_driver="gesdd")
+    U, s, _ = svd(A, parallel=True)
     rank = _rank(s, rtol, shape)
     return _row_norms2(U[:, : rank if k is None else min(k, rank)])
 
 
 def _exact_top_k_sparse(A, k, rtol):
     """Rank-k scores of a large sparse A from its top-k singular vectors (ARPACK)."""
-    from scipy.sparse.linalg import svds
-
     m, n = A.shape
     if _is_zero(A):
         return np.zeros(m)
     A = A.astype(np.float64, copy=False)
     # a fixed start vector: the exact method does not depend on rng
     v0 = np.random.default_rng(0).standard_normal(min(m, n))
-    with serial_blas():  # ARPACK's dense steps are thin (see serial_blas)
-        U, s, _ = svds(A, k=k, v0=v0)
-    order = np.argsort(s)[::-1]
-    U, s = U[:, order], s[order]
+    U, s = top_singular_sparse(A, k, v0)
     return _row_norms2(U[:, : _rank(s, rtol, A.shape)])
 
 
@@ -261,8 +262,7 @@ def _sketched_full(A, rtol, gen):
         return _exact_scores(A, None, rtol, shape)
     Pi1 = OSNAP(rows, m, nnz_per_col=min(_EMBEDDING_NNZ_PER_COL, rows), rng=gen)
     B = Pi1 @ A
-    with serial_blas():
-        _, s, Vt = sla.svd(B, full_matrices=False, check_finite=False)
+    _, s, Vt = svd(B)
     rank = _rank(s, rtol, shape)
     if rank == 0:
         return np.zeros(m)
@@ -277,10 +277,6 @@ def _sketched_full(A, rtol, gen):
     return np.minimum(scores * (rank / scores.sum()), 1.0)
 
 
-def _orthonormal(Y):
-    return sla.qr(Y, mode="economic", check_finite=False)[0]
-
-
 def _sketched_top_k(A, k, rtol, gen):
     """Rank-k row scores from randomized subspace iteration (HMT 2011,
     Algorithms 4.4 and 5.1) started from a CountSketch of the rows."""
@@ -290,15 +286,21 @@ def _sketched_top_k(A, k, rtol, gen):
     width = min(m, n, k + max(k, _OVERSAMPLING))
     Y = CountSketch(width, m, rng=gen) @ A  # (width, n): rows in the row space of A
     # each iteration multiplies by A^T A; the dense steps (thin QRs, the
-    # small SVD) run on one BLAS thread (see serial_blas)
+    # small SVD, the lift) run on one BLAS thread (the policy of _linalg)
     for _ in range(_POWER_ITERATIONS):
-        with serial_blas():
-            Q = _orthonormal(Y.T)  # (n, width)
+        Q = orthonormal(Y.T)  # (n, width)
         AQ = np.asarray(A @ Q, dtype=np.float64)
-        with serial_blas():
-            Q = _orthonormal(AQ)  # (m, width): approximate top range of A
+        Q = orthonormal(AQ)  # (m, width): approximate top range of A
         Y = np.asarray(A.T @ Q, dtype=np.float64).T  # Q^T A
-    with serial_blas():
-        U_B, s, _ = sla.svd(Y, full_matrices=False, check_finite=False)
-        U = Q @ U_B[:, : min(k, _rank(s, rtol, A.shape))]  # top-k left vectors of Q Q^T A
+    U_B, s, _ = svd(Y)
+    U = product(Q, U_B[:, : min(k, _rank(s, rtol, A.shape))])  # top-k left vectors of Q Q^T A
     return _row_norms2(U)
+
+
+def sampling_scores(B: NDArray[np.floating], axis: int = 0) -> NDArray[np.float64]:
+    """Leverage scores of ``B`` (rows for ``axis=0``, columns for ``axis=1``)
+    to sample from; uniform scores when they all vanish (B = 0: then every
+    sample gives the same answer)."""
+    with serial_blas():  # a thin SVD, and everything around it
+        scores = leverage_scores(B, axis=axis)
+    return scores if scores.sum() > 0 else np.ones_like(scores)

@@ -1,4 +1,13 @@
-"""The small dense linear algebra every algorithm shares: one GMR core.
+"""The dense linear algebra of the package, in one place: one GMR core.
+
+Every LAPACK and BLAS call of the package goes through a function of this
+module (thin SVD, QR and the sketch-basis policy, symmetric eigenproblems,
+triangular solves, the GEMM update of a running sketch), and each applies the
+BLAS-thread policy at its entry (see ``sketchlab._config.serial_blas``): the
+small dense steps that sit between compiled loops run on one BLAS thread.
+One rank rule decides every cutoff (:func:`numerical_rank`, with
+:func:`default_rtol`), for singular values and for the eigenvalues of a
+PSD core alike (:func:`psd_factor`).
 
 Every method of the package ends in the same small problem: given factors
 ``L`` (p x c) and ``Rr`` (r x q) and a middle matrix ``M`` (p x q), the
@@ -20,23 +29,25 @@ factor clearly of full rank (condition number far below the rule's cutoff)
 goes through a Cholesky QR (:func:`cholesky_qr`, Gram-matrix GEMMs that run
 at several times the speed of LAPACK's tall thin SVD), and any other through
 its truncated thin SVD; :func:`symmetrize` and :func:`project_psd`
-are the projections of Theorem 2; :func:`sampling_scores` gives the
-leverage scores a sampler draws from, or uniform scores when they vanish.
-Everything here is small (c, r, s of a few hundred at most) and runs on one
+are the projections of Theorem 2; the QR of a tall sketch follows one policy (:func:`sketch_basis`:
+CholeskyQR2 where it pays and the sketch is clearly of full rank, else
+Householder's).  Everything here is small (c, r, s of a few hundred at most) and runs on one
 BLAS thread: idle OpenBLAS threads spin after a call and slow down the Numba
 loops that run next (see ``sketchlab._config.serial_blas``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._config import serial_blas
+from ._validation import trusted
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -57,7 +68,23 @@ __all__ = [
     "exact_core",
     "symmetrize",
     "project_psd",
-    "sampling_scores",
+    "svd",
+    "svd_values",
+    "qr",
+    "orthonormal",
+    "pivoted_qr_order",
+    "eigh",
+    "eigvalsh",
+    "pinvh",
+    "lstsq",
+    "top_singular_sparse",
+    "product",
+    "gemm_add",
+    "nystrom_core",
+    "psd_factor",
+    "factored_eigh",
+    "Basis",
+    "sketch_basis",
     "squared_frobenius",
     "frobenius_parts",
     "square_safe_exponent",
@@ -323,15 +350,272 @@ def project_psd(X: Array) -> Array:
         return symmetrize((V * w) @ V.T)
 
 
-def sampling_scores(B: Array, axis: int = 0) -> NDArray[np.float64]:
-    """Leverage scores of ``B`` (rows for ``axis=0``, columns for ``axis=1``)
-    to sample from; uniform scores when they all vanish (B = 0: then every
-    sample gives the same answer)."""
-    from ._leverage import leverage_scores
+# ---------------------------------------------------------------------------
+# The LAPACK and BLAS calls of the package (one BLAS thread unless asked)
+# ---------------------------------------------------------------------------
 
-    with serial_blas():  # a thin SVD
-        scores = leverage_scores(B, axis=axis)
-    return scores if scores.sum() > 0 else np.ones_like(scores)
+
+def _blas(parallel):
+    """The BLAS-thread policy: one thread (``serial_blas``), or the
+    caller's (a large dense problem with nothing compiled around it)."""
+    return contextlib.nullcontext() if parallel else serial_blas()
+
+
+def svd(B: Array, *, full_matrices: bool = False, parallel: bool = False
+        ) -> tuple[Array, Array, Array]:
+    """``U, s, Vt`` of B by LAPACK's gesdd (scipy's default driver)."""
+    with _blas(parallel):
+        return sla.svd(B, full_matrices=full_matrices, check_finite=False, lapack_driver="gesdd")
+
+
+def svd_values(B: Array) -> Array:
+    """Singular values of B, non-increasing."""
+    with serial_blas():
+        return sla.svdvals(B, check_finite=False)
+
+
+def qr(X: Array, *, overwrite: bool = False) -> tuple[Array, Array]:
+    """Economic Householder QR ``X = Q T``."""
+    with serial_blas():
+        return sla.qr(X, mode="economic", overwrite_a=overwrite, check_finite=False)
+
+
+def orthonormal(Y: Array) -> Array:
+    """An orthonormal basis of the columns of Y (the Q of its economic QR)."""
+    return qr(Y)[0]
+
+
+def pivoted_qr_order(V: Array) -> NDArray[np.intp]:
+    """The column pivots of the economic QR of V with column pivoting."""
+    with serial_blas():
+        return sla.qr(V, mode="economic", pivoting=True, check_finite=False)[2]
+
+
+def eigh(X: Array) -> tuple[Array, Array]:
+    """``w, V`` of the symmetric X (its lower triangle), ascending."""
+    with serial_blas():
+        return sla.eigh(X, check_finite=False)
+
+
+def eigvalsh(X: Array) -> Array:
+    """Eigenvalues of the symmetric X (its lower triangle), ascending."""
+    with serial_blas():
+        return sla.eigvalsh(X, check_finite=False)
+
+
+def pinvh(X: Array) -> Array:
+    """Pseudo-inverse of the symmetric X."""
+    with serial_blas():
+        return sla.pinvh(X, check_finite=False)
+
+
+def lstsq(A: Array, b: Array) -> Array:
+    """The minimum-norm least-squares solution of ``A x = b`` (numpy's gelsd)."""
+    with serial_blas():
+        return np.linalg.lstsq(A, b, rcond=None)[0]
+
+
+def top_singular_sparse(A: Any, k: int, v0: Array) -> tuple[Array, Array]:
+    """``U, s``: the top k singular triplets' left vectors and values of a
+    sparse A by ARPACK, from the start vector v0, s non-increasing."""
+    from scipy.sparse.linalg import svds
+
+    with serial_blas():  # ARPACK's dense steps are thin
+        U, s, _ = svds(A, k=k, v0=v0)
+    order = np.argsort(s)[::-1]
+    return U[:, order], s[order]
+
+
+def product(X: Any, Y: Any) -> Any:
+    """``X @ Y`` on one BLAS thread (a thin product between compiled loops)."""
+    with serial_blas():
+        return X @ Y
+
+
+def gemm_add(target: Array, Y: Array, G: Array) -> bool:
+    """target += Y @ G in place by BLAS (beta = 1) when ``target`` is C- or
+    F-contiguous and the dtypes agree; False otherwise."""
+    if target.flags.c_contiguous and not target.flags.f_contiguous:
+        return gemm_add(target.T, G.T, Y.T)
+    if not target.flags.f_contiguous or not (Y.dtype == G.dtype == target.dtype):
+        return False
+    gemm = sla.blas.get_blas_funcs("gemm", (target,))
+    a, trans_a = (Y, 0) if Y.flags.f_contiguous else (Y.T, 1)
+    b, trans_b = (G, 0) if G.flags.f_contiguous else (G.T, 1)
+    if not (a.flags.f_contiguous and b.flags.f_contiguous):
+        return False
+    res = gemm(1.0, a, b, beta=1.0, c=target, trans_a=trans_a, trans_b=trans_b, overwrite_c=1)
+    if not np.shares_memory(res, target):  # pragma: no cover - f2py copied after all
+        target[...] = res
+    return True
+
+
+# ---------------------------------------------------------------------------
+# PSD cores: Nystrom's, and the factor of a PSD core
+# ---------------------------------------------------------------------------
+
+
+def nystrom_core(W: Array) -> Array:
+    """``U = W^+`` of the landmark block ``W = K[I, I]`` (symmetrized),
+    symmetric: the core of the Nystrom approximation ``C W^+ C^T``."""
+    return symmetrize(solve_core(symmetrize(np.asarray(W, dtype=np.float64)),
+                                 np.eye(W.shape[0])))
+
+
+def psd_factor(U: Array, rtol: float | None = None,
+               eps: float = np.finfo(np.float64).eps) -> tuple[Array, Array]:
+    """``w, V`` with ``U ~ V diag(w) V^T`` for a symmetric PSD core U (c x
+    c), ascending, with the eigenvalues the rank rule drops set to 0: those
+    at or below ``rtol * max(w)`` (default ``rtol = c * eps``,
+    :func:`default_rtol`), negative ones (rounding) included."""
+    w, V = eigh(symmetrize(U))
+    if rtol is None:
+        rtol = default_rtol(U.shape, eps)
+    w = np.where(w > rtol * max(w.max(), 0.0), w, 0.0)
+    return w, V
+
+
+def factored_eigh(C: Array, U: Array, k: int) -> tuple[Array, Array]:
+    """Top-k eigenpairs of ``C U C^T`` (C tall, U symmetric c x c), largest
+    first: thin QR ``C = Q T``, then the eigendecomposition of ``T U T^T``."""
+    with serial_blas():
+        Q, T = sla.qr(np.asarray(C, dtype=np.float64), mode="economic", check_finite=False)
+        w, Z = sla.eigh(symmetrize(T @ U @ T.T), check_finite=False)
+        top = np.argsort(w)[::-1][:k]
+        return w[top], Q @ Z[:, top]
+
+
+# ---------------------------------------------------------------------------
+# The orthonormal basis of a tall sketch: the QR policy of the SVDs
+# ---------------------------------------------------------------------------
+
+# Row chunks of the in-place products at the end.
+_CHUNKS = 8
+# Rows of U_C, V_R sketched per call in the final step: block application with
+# offsets, so no O(m) table of a hash sketch is built at the end.
+_FINAL_STEP = 1 << 16
+# sketch_basis: CholeskyQR2 for sketches of more entries (16 MB: beyond half the L3
+# cache), and for tall ones of at least 16 columns from 2**16 entries on
+_CHOLQR_MIN_ENTRIES = 1 << 21
+_CHOLQR_TALL_MIN_ENTRIES = 1 << 16
+_CHOLQR_MIN_COLUMNS = 16
+_CHOLQR_MIN_ASPECT = 8
+
+
+def _chunks(n, pieces=_CHUNKS):
+    """``pieces`` (at most n) nearly equal ranges covering [0, n)."""
+    step = -(-n // max(1, min(n, pieces)))
+    return [(i, min(n, i + step)) for i in range(0, n, step)]
+
+
+def _cholesky_qr_pays(shape):
+    """Whether CholeskyQR2 (Gram products and triangular solves, all level-3
+    BLAS) beats Householder's QR on one BLAS thread for a sketch of
+    ``shape``.  Beyond the last-level cache Householder's unblocked panel
+    sweeps X once per column: 419168 x 20 took 261 ms.  Inside it, OpenBLAS's
+    Householder QR of 16 columns or more is still the slower one, measured
+    on this 2-core machine (CholeskyQR2 time / Householder's, one BLAS
+    thread): 5000 x 16 0.40, 20000 x 20 0.39, 25252 x 20 0.40, 52396 x 20
+    0.65, 5000 x 30 0.68, 1000 x 100 0.47; but 2000 x 20 1.0, 1000 x 400
+    1.1, and under 16 columns it varies (52396 x 13 0.83, 25252 x 13 1.4,
+    52396 x 5 3.3)."""
+    m, n = shape
+    return m > n and (m * n > _CHOLQR_MIN_ENTRIES
+                      or (n >= _CHOLQR_MIN_COLUMNS and _one_round_pays(shape)))
+
+
+def _one_round_pays(shape):
+    """Whether one Cholesky pass (a Gram product, when it is enough: see
+    :func:`cholesky_qr`) beats Householder's QR where
+    CholeskyQR2 does not (:func:`_cholesky_qr_pays`): a tall sketch of
+    fewer columns.  Measured (one BLAS thread, CountSketch sketches of
+    debian-tfidf): 52396 x 13 3.2 ms against 8.4 ms, 52396 x 8 1.5 against
+    3.0, 52396 x 5 1.1 against 1.8."""
+    m, n = shape
+    return m > n and m * n >= _CHOLQR_TALL_MIN_ENTRIES and m >= _CHOLQR_MIN_ASPECT * n
+
+
+class Basis(NamedTuple):
+    """An orthonormal basis ``Q = Q1 T2^-1`` of a tall sketch, kept as the
+    tall Q1 and CholeskyQR2's last small triangular factor T2 (None: Q =
+    Q1).  Q only ever meets small matrices (the sketches of Q, the lift
+    ``Q Z``), so ``T2^-1`` goes on their side: one pass over the tall Q
+    (a triangular solve, 2-3 ms for 52396 x 20) less per basis.  For a
+    well-conditioned sketch Q1 is the sketch itself and T2 the one Cholesky
+    factor (:func:`cholesky_qr`): ``spare`` False when
+    Q1 is memory the caller keeps (the lift then writes a new array)."""
+
+    Q1: NDArray[np.floating]
+    T2: NDArray[np.floating] | None
+    spare: bool = True
+
+    def rows(self, op: Any) -> Array:
+        """``op @ Q`` (op a sketching operator of Q's rows)."""
+        return self.times(_sketch_rows(op, self.Q1))
+
+    def times(self, Y):
+        """``Y T2^-1`` of a small ``Y = (...) Q1``: the same product with Q."""
+        if self.T2 is None:
+            return Y
+        with serial_blas():
+            return sla.solve_triangular(self.T2, Y.T, trans="T", check_finite=False).T
+
+    def lift(self, Z):
+        """``Q Z``, written into the first columns of Q1 when it is spare
+        (the basis is spent)."""
+        # the one large product of a recovery: on the caller's BLAS threads
+        if self.T2 is not None:
+            Z = sla.solve_triangular(self.T2, Z, check_finite=False)
+        if not self.spare:
+            return self.Q1 @ Z.astype(self.Q1.dtype, copy=False)
+        return _lift(self.Q1, Z)
+
+
+def sketch_basis(X: Array, overwrite: bool, norm: float) -> tuple[Basis, Array]:
+    """Economic QR of a tall X, a sketch of a matrix of Frobenius norm
+    ``norm``: (basis, T), the orthonormal :class:`Basis`.  Householder's,
+    except where CholeskyQR2 is the faster (:func:`_cholesky_qr_pays`) and
+    X is clearly of full rank.  Where ``norm`` is far from 1, X is scaled by
+    a power of two first if its squares would under- or overflow (exact:
+    only T carries the scale); in between, the entries that matter (within
+    1e-30 or so of the norm) square safely, and X is not read twice."""
+    e = 0 if 1e-100 < norm < 1e100 else square_safe_exponent(X)
+    pays = _cholesky_qr_pays(X.shape)
+    if X.dtype == np.float64 and (pays or _one_round_pays(X.shape)):
+        with serial_blas():
+            qr = cholesky_qr(X, overwrite=overwrite and X.flags.f_contiguous, exponent=e,
+                             finish=False, second_round=pays)
+        if qr is not None:
+            Q1, T2, T = qr
+            return Basis(Q1, T2, overwrite or not np.shares_memory(Q1, X)), T
+    if e:
+        X = np.ldexp(X, -e, out=X if overwrite else None)
+    with serial_blas():
+        Q, T = sla.qr(X, mode="economic", overwrite_a=overwrite, check_finite=False)
+    return Basis(Q, None), np.ldexp(T, e) if e else T
+
+
+def _sketch_rows(op, Q):
+    """``op @ Q`` in float64, applied in row blocks of Q with offsets (no O(m)
+    table of a hash operator is built)."""
+    Q = Q if Q.dtype == np.float64 else Q.astype(np.float64)
+    out = np.zeros((op.sketch_size, Q.shape[1]))
+    for i0 in range(0, Q.shape[0], _FINAL_STEP):
+        block = Q[i0:i0 + _FINAL_STEP]
+        with trusted(block):  # a factor of validated sketches
+            op.apply(block, axis=0, offset=i0, out=out, accumulate=True)
+    return out
+
+
+def _lift(Q, Z):
+    """``Q @ Z`` (Q of shape (p, q), Z of shape (q, t), t <= q), written into
+    the first t columns of Q one row chunk at a time (Q is spent)."""
+    Z = Z.astype(Q.dtype, copy=False)
+    t = Z.shape[1]
+    for r0, r1 in _chunks(Q.shape[0]):
+        Q[r0:r1, :t] = Q[r0:r1] @ Z
+    return Q[:, :t]
+
 
 
 def squared_frobenius(A: Matrix) -> float:

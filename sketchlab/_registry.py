@@ -1,23 +1,14 @@
-"""The sketch kinds, by name, with what each can do.
+"""The sketch kinds, by name, with what each can do: built from the classes.
 
 One table for every place that takes a kind name: :func:`make_sketch`,
 ``fast_gmr(sketch=...)``, the ``range_sketch=`` / ``core_sketch=`` of the
-single-pass SVDs, the estimators and the benchmarks.  A new kind is one entry
-here (and its operator class in ``sketchlab._operators``).
-
-Capabilities:
-
-- ``one_pass``: ``sketch_both`` with this kind on both sides reads a sparse A
-  once, through its nonzeros, with no intermediate (hashing and sampling
-  kinds); otherwise it goes through ``S1 A`` (generated dense blocks times A),
-  and an algorithm that applies the same operator to several arrays should
-  use ``apply_many`` so that the random entries are generated once.
-- ``open_dim``: the operator can be built with an input dimension not known
-  in advance (2**31 - 1 for row batches of unknown number) at no O(d) cost
-  (not SRHT, whose row sample depends on d).
-- ``needs_scores``: built from sampling scores, not from sizes alone.
-- ``svd``: allowed as ``range_sketch=`` / ``core_sketch=`` of the
-  single-pass SVDs; ``gmr``: allowed as ``fast_gmr(sketch=...)``.
+single-pass SVDs, the estimators, the tests and the benchmarks.  A kind's
+name, description and capabilities are attributes of its operator class
+(``kind``, ``description``, ``one_pass``, ``open_dim``, ``needs_scores``,
+``splittable``, ``svd``, ``gmr``: see :class:`sketchlab.SketchOperator`); a
+new kind is its class, added to ``_CLASSES`` below (and, when its
+constructor is not ``cls(size, dim, rng=rng, **params)``, a builder in
+``_BUILDERS``).
 """
 
 from __future__ import annotations
@@ -32,6 +23,7 @@ from ._operators import (
     CountSketch,
     GaussianSketch,
     LeverageScoreSampler,
+    OSNAPGaussian,
     SketchOperator,
     UniformSampler,
     compose,
@@ -42,7 +34,8 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import ArrayLike
 
-__all__ = ["SketchKind", "KINDS", "SKETCH_KINDS", "SVD_SKETCHES", "make_sketch", "kinds_with"]
+__all__ = ["SketchKind", "KINDS", "SKETCH_KINDS", "SVD_SKETCHES", "make_sketch", "kinds_with",
+           "FLAGS", "GMR_DEFAULT_SKETCH", "operator_class"]
 
 # "osnap-gaussian" is Gaussian(s, s0) after OSNAP(s0, d) (Algorithm 3, line 3).
 # The paper asks for s0 = O((k/eps)^{1+gamma}) against s = O(k/eps); we use the
@@ -50,23 +43,25 @@ __all__ = ["SketchKind", "KINDS", "SKETCH_KINDS", "SVD_SKETCHES", "make_sketch",
 # streamed update (w x s0, then w x s) small.
 _INNER_FACTOR = 4
 
+FLAGS = ("one_pass", "open_dim", "needs_scores", "splittable", "svd", "gmr")
+"""The capability attributes of an operator class that the registry copies."""
+
 
 @dataclass(frozen=True)
 class SketchKind:
-    """A sketch kind: its name, how to build it, and what it can do."""
+    """A sketch kind: its name, how to build it, and what it can do (the
+    class attributes of ``cls``)."""
 
     name: str
     build: Callable[..., SketchOperator]  # (size, dim, rng, **params) -> SketchOperator
     description: str
+    cls: type = SketchOperator
     one_pass: bool = False
     open_dim: bool = True
     needs_scores: bool = False
+    splittable: bool = False
     svd: bool = True
     gmr: bool = True
-
-
-def _osnap(size, dim, rng, nnz_per_col=None):
-    return OSNAP(size, dim, nnz_per_col=nnz_per_col, rng=rng)
 
 
 def _osnap_gaussian(size, dim, rng):
@@ -75,35 +70,42 @@ def _osnap_gaussian(size, dim, rng):
     return compose(GaussianSketch(size, inner_size, rng=rng), inner)
 
 
-def _uniform(size, dim, rng, replace=True):
-    return UniformSampler(size, dim, replace=replace, rng=rng)
-
-
 def _leverage(size, dim, rng, scores=None):
     if scores is None:
         raise ValueError("kind='leverage' needs scores=")
     return LeverageScoreSampler(size, dim, scores=scores, rng=rng)
 
 
-KINDS = {
-    kind.name: kind
-    for kind in (
-        SketchKind("countsketch", lambda s, d, rng: CountSketch(s, d, rng=rng),
-                   "CountSketch: one +-1 per column", one_pass=True),
-        SketchKind("osnap", _osnap, "OSNAP: p = min(4, s) entries +-1/sqrt(p) per column",
-                   one_pass=True),
-        SketchKind("gaussian", lambda s, d, rng: GaussianSketch(s, d, rng=rng),
-                   "i.i.d. N(0, 1/s) entries"),
-        SketchKind("srht", lambda s, d, rng: SRHT(s, d, rng=rng),
-                   "subsampled randomized Hadamard transform", open_dim=False),
-        SketchKind("osnap-gaussian", _osnap_gaussian,
-                   "Gaussian(s, 4s) after OSNAP(4s, d) (Algorithm 3)", gmr=False),
-        SketchKind("uniform", _uniform, "uniform row sampling with replacement",
-                   one_pass=True, svd=False),
-        SketchKind("leverage", _leverage, "leverage-score row sampling", one_pass=True,
-                   needs_scores=True, svd=False),
-    )
-}
+# the registered classes, in the order of the kind lists
+_CLASSES = (CountSketch, OSNAP, GaussianSketch, SRHT, OSNAPGaussian, UniformSampler,
+            LeverageScoreSampler)
+# kinds whose constructor is not cls(size, dim, rng=rng, **params)
+_BUILDERS = {"osnap-gaussian": _osnap_gaussian, "leverage": _leverage}
+
+
+def _default_builder(cls):
+    def build(size, dim, rng, **params):
+        return cls(size, dim, rng=rng, **params)
+    return build
+
+
+def _kind_of(cls):
+    return SketchKind(cls.kind, _BUILDERS.get(cls.kind) or _default_builder(cls),
+                      cls.description, cls, **{flag: bool(getattr(cls, flag)) for flag in FLAGS})
+
+
+KINDS = {cls.kind: _kind_of(cls) for cls in _CLASSES}
+"""Kind name -> :class:`SketchKind`, in the order of the kind lists."""
+
+
+GMR_DEFAULT_SKETCH = "countsketch"
+"""The kind of ``fast_gmr``'s default ``sketch=`` (and of the fast core of
+CUR, in memory and on dask): one pass over a sparse A."""
+
+
+def operator_class(kind: str) -> type:
+    """The operator class of a registered kind name."""
+    return KINDS[kind].cls
 
 
 def kinds_with(**flags: bool) -> tuple[str, ...]:
@@ -160,7 +162,7 @@ def make_sketch(kind: str, sketch_size: int, input_dim: int, *,
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
     check_int(sketch_size, "sketch_size", 1)
-    if kind == "leverage":
+    if KINDS[kind].needs_scores:
         params["scores"] = scores
     elif scores is not None:
         raise TypeError(f"scores= applies to kind 'leverage' only, got kind {kind!r}")

@@ -38,10 +38,9 @@ Every kernel entry goes through the oracle, which counts it.
 import math
 
 import numpy as np
-import scipy.linalg as sla
 
 from ._config import serial_blas
-from ._linalg import square_safe_exponent
+from ._linalg import eigh, eigvalsh, lstsq, pinvh, pivoted_qr_order, square_safe_exponent
 from ._operators import CountSketch, GaussianSketch, compose
 from ._validation import trusted
 
@@ -119,7 +118,7 @@ def _top_singular_vectors(B, count, side):
         B = np.ldexp(B, -e)
     Bt = B.T if side == "right" else B  # tall: (n or m) x l
     with serial_blas():
-        w, V = sla.eigh(Bt.T @ Bt, check_finite=False)
+        w, V = eigh(Bt.T @ Bt)
         order = np.argsort(w)[::-1]
         w, V = np.maximum(w[order], 0.0), V[:, order]
         count = min(count, int(np.count_nonzero(w > 1e-24 * max(w[0], 1e-300))))
@@ -135,7 +134,7 @@ def _deim(V):
     chosen = [int(np.argmax(np.abs(V[:, 0])))]
     for j in range(1, c):
         P = np.asarray(chosen)
-        coef = np.linalg.lstsq(V[P, :j], V[P, j], rcond=None)[0]
+        coef = lstsq(V[P, :j], V[P, j])
         residual = np.abs(V[:, j] - V[:, :j] @ coef)
         residual[P] = -1.0  # never twice
         chosen.append(int(np.argmax(residual)))
@@ -155,8 +154,7 @@ def _from_vectors(V, count, method, k, gen):
     elif method == "deim":
         chosen = _deim(Vc)
     else:  # pivoted-qr
-        with serial_blas():
-            _, _, piv = sla.qr(Vc.T, mode="economic", pivoting=True, check_finite=False)
+        piv = pivoted_qr_order(Vc.T)
         chosen = piv[:Vc.shape[1]].astype(np.int64)
     if chosen.size < count:  # more indices than the sketch's rank: fill uniformly
         rest = np.setdiff1d(np.arange(dim), chosen)
@@ -283,13 +281,11 @@ def ridge_leverage(K, c, gen):
         KS = np.asarray(K[points, sample], dtype=np.float64)  # size x |S| entries
         SKS = KS[position[sample]]  # the sampled block: the sample's own rows of KS
         weighted = SKS * np.outer(weights, weights)
-        with serial_blas():
-            eig = np.sort(np.abs(sla.eigvalsh((weighted + weighted.T) / 2, check_finite=False)))
+        eig = np.sort(np.abs(eigvalsh((weighted + weighted.T) / 2)))
         trace = float(np.trace(weighted))
         lam = max(float(trace - eig[::-1][:rank].sum()) / rank, 1e-10 * max(trace, 1e-300))
         # l_i = (K_ii - K_iS W (W K_SS W + lam I)^-1 W K_Si) / lam, scaled by the oversampling
-        with serial_blas():
-            inv = sla.pinvh(weighted + lam * np.eye(sample.size), check_finite=False)
+        inv = pinvh(weighted + lam * np.eye(sample.size))
         KSW = KS * weights
         quad = np.einsum("ij,ij->i", KSW @ inv, KSW)
         scores = np.minimum(1.0, oversample * np.maximum(d[points] - quad, 0.0) / lam)

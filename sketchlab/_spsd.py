@@ -25,13 +25,24 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.linalg as sla
 
 from ._config import serial_blas
 from ._errors import check_probes, from_moments
 from ._gmr import solve_sketched
 from ._kernel_matrices import as_kernel
-from ._linalg import exact_core, frobenius_parts, sampling_scores, solve_core, symmetrize
+from ._leverage import sampling_scores
+from ._linalg import (
+    exact_core,
+    factored_eigh,
+    frobenius_parts,
+    nystrom_core,
+    orthonormal,
+    product,
+    qr,
+    symmetrize,
+)
+from ._linalg import eigvalsh as _eigvalsh
+from ._linalg import svd as _svd
 from ._operators import LeverageScoreSampler, UniformSampler
 from ._selection import LANDMARKS, select_landmarks
 from ._validation import as_generator, check_choice, check_int, check_positive
@@ -205,12 +216,7 @@ class SPSDApproximation:
         """
         c = self.C.shape[1]
         k = c if k is None else check_int(k, "k", 1, c)
-        with serial_blas():
-            Q, T = sla.qr(np.asarray(self.C, dtype=np.float64), mode="economic",
-                          check_finite=False)
-            w, Z = sla.eigh(symmetrize(T @ self.U @ T.T), check_finite=False)
-            top = np.argsort(w)[::-1][:k]
-            return w[top], Q @ Z[:, top]
+        return factored_eigh(self.C, self.U, k)
 
 
 # ---------------------------------------------------------------------------
@@ -435,8 +441,7 @@ def nystrom(K: KernelLike, c: int | None, *, columns: ArrayLike | None = None,
     ((300, 30), (30, 30), 9000)
     """
     run = _Run(K, c, columns, landmarks, rng)
-    W = symmetrize(run.C64[run.cols])  # the landmark block K[cols, cols], part of C
-    U = symmetrize(solve_core(W, np.eye(run.cols.size)))  # W^+
+    U = nystrom_core(run.C64[run.cols])  # W^+ of the landmark block K[cols, cols], part of C
     return run.result(U, "nystrom", estimate_error=estimate_error, n_probes=n_probes)
 
 
@@ -710,13 +715,11 @@ def optimal_spsd(K: KernelLike, c: int | None, *, columns: ArrayLike | None = No
     C64 = run.C64
     # exact GMR with R = C^T: C = Q T, U = T^+ (Q^T K Q) (T^T)^+, K Q
     # accumulated over row blocks of K
-    with serial_blas():
-        Q, T = sla.qr(C64, mode="economic", check_finite=False)
+    Q, T = qr(C64)
     KQ = np.empty_like(Q)
     for i0, block in run.K.row_blocks(block_rows):
         KQ[i0:i0 + block.shape[0]] = block @ Q
-    with serial_blas():
-        B = symmetrize(Q.T @ KQ)
+    B = symmetrize(product(Q.T, KQ))
     U = symmetrize(exact_core(T, T, B, C64.shape, C64.shape))
     return run.result(U, "optimal", estimate_error=estimate_error, n_probes=n_probes)
 
@@ -784,9 +787,7 @@ def eta(K: KernelLike, k: int, *, rng: None | int | np.random.Generator = None, 
     max_iter = check_int(max_iter, "max_iter", 1)
     tol = check_positive(tol, "tol")
     gen = as_generator(rng)
-    with serial_blas():
-        Qj = sla.qr(gen.standard_normal((n, min(n, k + 10))), mode="economic",
-                    check_finite=False)[0]
+    Qj = orthonormal(gen.standard_normal((n, min(n, k + 10))))
     Qs, Zs = [], []
     # ||K||_F^2 = 2**(2 e) total, and the Ritz values are scaled by 2**-e
     # before they are squared: neither under- nor overflows at any scale of K
@@ -811,7 +812,7 @@ def eta(K: KernelLike, k: int, *, rng: None | int | np.random.Generator = None, 
         Q = np.hstack(Qs)
         with serial_blas():
             # Rayleigh-Ritz on the Krylov basis: K Q is known block by block
-            theta = sla.eigvalsh(symmetrize(Q.T @ np.hstack(Zs)), check_finite=False)
+            theta = _eigvalsh(symmetrize(Q.T @ np.hstack(Zs)))
             theta = theta[np.argsort(-np.abs(theta))][:k]
             share = float(np.sum(np.ldexp(theta, -e)**2))
             if prev is not None and abs(share - prev) <= tol * share:
@@ -820,7 +821,7 @@ def eta(K: KernelLike, k: int, *, rng: None | int | np.random.Generator = None, 
             # next block: the part of K Qj outside span(Q), orthogonalized twice
             R = Zj - Q @ (Q.T @ Zj)
             R -= Q @ (Q.T @ R)
-            W, sv, _ = sla.svd(R, full_matrices=False, check_finite=False)
+            W, sv, _ = _svd(R)
         keep = sv > 1e-10 * max(sv[0] if sv.size else 0.0, np.abs(theta[0]))
         if not keep.any() or Q.shape[1] >= n:
             break  # the Krylov space is invariant: the Ritz values are exact

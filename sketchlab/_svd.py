@@ -29,15 +29,15 @@ import collections.abc
 import math
 import warnings
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal, NamedTuple, overload
+from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._config import serial_blas
 from ._errors import check_probes, from_probe_sketch, probe_left, probe_mixer, probe_operator
-from ._linalg import cholesky_qr, solve_core, square_safe_exponent
+from ._linalg import sketch_basis as _qr
+from ._linalg import solve_core, svd
 from ._operators import UniformSampler
 from ._registry import SVD_SKETCHES, make_sketch
 from ._sketch_state import SketchState
@@ -82,18 +82,6 @@ __all__ = [
 
 METHODS = ("fast", "practical", "three")
 """Method names of :func:`svd_sketches` and :func:`svd_recover`."""
-
-# Row chunks of the in-place products at the end.
-_CHUNKS = 8
-# Rows of U_C, V_R sketched per call in the final step: block application with
-# offsets, so no O(m) table of a hash sketch is built at the end.
-_FINAL_STEP = 1 << 16
-# _qr: CholeskyQR2 for sketches of more entries (16 MB: beyond half the L3
-# cache), and for tall ones of at least 16 columns from 2**16 entries on
-_CHOLQR_MIN_ENTRIES = 1 << 21
-_CHOLQR_TALL_MIN_ENTRIES = 1 << 16
-_CHOLQR_MIN_COLUMNS = 16
-_CHOLQR_MIN_ASPECT = 8
 
 
 # ---------------------------------------------------------------------------
@@ -168,116 +156,6 @@ def svd_sketches(method, shape, k, *, c=None, r=None, s_c=None, s_r=None,
 # ---------------------------------------------------------------------------
 
 
-def _chunks(n, pieces=_CHUNKS):
-    """``pieces`` (at most n) nearly equal ranges covering [0, n)."""
-    step = -(-n // max(1, min(n, pieces)))
-    return [(i, min(n, i + step)) for i in range(0, n, step)]
-
-
-def _cholesky_qr_pays(shape):
-    """Whether CholeskyQR2 (Gram products and triangular solves, all level-3
-    BLAS) beats Householder's QR on one BLAS thread for a sketch of
-    ``shape``.  Beyond the last-level cache Householder's unblocked panel
-    sweeps X once per column: 419168 x 20 took 261 ms.  Inside it, OpenBLAS's
-    Householder QR of 16 columns or more is still the slower one, measured
-    on this 2-core machine (CholeskyQR2 time / Householder's, one BLAS
-    thread): 5000 x 16 0.40, 20000 x 20 0.39, 25252 x 20 0.40, 52396 x 20
-    0.65, 5000 x 30 0.68, 1000 x 100 0.47; but 2000 x 20 1.0, 1000 x 400
-    1.1, and under 16 columns it varies (52396 x 13 0.83, 25252 x 13 1.4,
-    52396 x 5 3.3)."""
-    m, n = shape
-    return m > n and (m * n > _CHOLQR_MIN_ENTRIES
-                      or (n >= _CHOLQR_MIN_COLUMNS and _one_round_pays(shape)))
-
-
-def _one_round_pays(shape):
-    """Whether one Cholesky pass (a Gram product, when it is enough: see
-    :func:`~sketchlab._linalg.cholesky_qr`) beats Householder's QR where
-    CholeskyQR2 does not (:func:`_cholesky_qr_pays`): a tall sketch of
-    fewer columns.  Measured (one BLAS thread, CountSketch sketches of
-    debian-tfidf): 52396 x 13 3.2 ms against 8.4 ms, 52396 x 8 1.5 against
-    3.0, 52396 x 5 1.1 against 1.8."""
-    m, n = shape
-    return m > n and m * n >= _CHOLQR_TALL_MIN_ENTRIES and m >= _CHOLQR_MIN_ASPECT * n
-
-
-class _Basis(NamedTuple):
-    """An orthonormal basis ``Q = Q1 T2^-1`` of a tall sketch, kept as the
-    tall Q1 and CholeskyQR2's last small triangular factor T2 (None: Q =
-    Q1).  Q only ever meets small matrices (the sketches of Q, the lift
-    ``Q Z``), so ``T2^-1`` goes on their side: one pass over the tall Q
-    (a triangular solve, 2-3 ms for 52396 x 20) less per basis.  For a
-    well-conditioned sketch Q1 is the sketch itself and T2 the one Cholesky
-    factor (:func:`~sketchlab._linalg.cholesky_qr`): ``spare`` False when
-    Q1 is memory the caller keeps (the lift then writes a new array)."""
-
-    Q1: NDArray[np.floating]
-    T2: NDArray[np.floating] | None
-    spare: bool = True
-
-    def rows(self, op):
-        """``op @ Q`` (op a sketch of Q's rows)."""
-        return self.times(_sketch_rows(op, self.Q1))
-
-    def times(self, Y):
-        """``Y T2^-1`` of a small ``Y = (...) Q1``: the same product with Q."""
-        if self.T2 is None:
-            return Y
-        return sla.solve_triangular(self.T2, Y.T, trans="T", check_finite=False).T
-
-    def lift(self, Z):
-        """``Q Z``, written into the first columns of Q1 when it is spare
-        (the basis is spent)."""
-        if self.T2 is not None:
-            Z = sla.solve_triangular(self.T2, Z, check_finite=False)
-        if not self.spare:
-            return self.Q1 @ Z.astype(self.Q1.dtype, copy=False)
-        return _lift(self.Q1, Z)
-
-
-def _qr(X, overwrite, norm):
-    """Economic QR of a tall X, a sketch of a matrix of Frobenius norm
-    ``norm``: (basis, T), the :class:`_Basis` orthonormal.  Householder's,
-    except where CholeskyQR2 is the faster (:func:`_cholesky_qr_pays`) and
-    X is clearly of full rank.  Where ``norm`` is far from 1, X is scaled by
-    a power of two first if its squares would under- or overflow (exact:
-    only T carries the scale); in between, the entries that matter (within
-    1e-30 or so of the norm) square safely, and X is not read twice."""
-    e = 0 if 1e-100 < norm < 1e100 else square_safe_exponent(X)
-    pays = _cholesky_qr_pays(X.shape)
-    if X.dtype == np.float64 and (pays or _one_round_pays(X.shape)):
-        qr = cholesky_qr(X, overwrite=overwrite and X.flags.f_contiguous, exponent=e,
-                         finish=False, second_round=pays)
-        if qr is not None:
-            Q1, T2, T = qr
-            return _Basis(Q1, T2, overwrite or not np.shares_memory(Q1, X)), T
-    if e:
-        X = np.ldexp(X, -e, out=X if overwrite else None)
-    Q, T = sla.qr(X, mode="economic", overwrite_a=overwrite, check_finite=False)
-    return _Basis(Q, None), np.ldexp(T, e) if e else T
-
-
-def _sketch_rows(op, Q):
-    """``op @ Q`` in float64, applied in row blocks of Q with offsets (no O(m)
-    table of a hash operator is built)."""
-    Q = Q if Q.dtype == np.float64 else Q.astype(np.float64)
-    out = np.zeros((op.sketch_size, Q.shape[1]))
-    for i0 in range(0, Q.shape[0], _FINAL_STEP):
-        block = Q[i0:i0 + _FINAL_STEP]
-        with trusted(block):  # a factor of validated sketches
-            op.apply(block, axis=0, offset=i0, out=out, accumulate=True)
-    return out
-
-
-def _lift(Q, Z):
-    """``Q @ Z`` (Q of shape (p, q), Z of shape (q, t), t <= q), written into
-    the first t columns of Q one row chunk at a time (Q is spent)."""
-    Z = Z.astype(Q.dtype, copy=False)
-    t = Z.shape[1]
-    for r0, r1 in _chunks(Q.shape[0]):
-        Q[r0:r1, :t] = Q[r0:r1] @ Z
-    return Q[:, :t]
-
 
 def _rank_for_tol(tol, s, Z, LU, TV, norm, theta):
     """Smallest rank whose estimated ``||A - A_rank||_F / ||A||_F`` is at most
@@ -349,8 +227,7 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
             SV = V_R.rows(S_R)  # S_R V_R = (V_R^T S_R^T)^T, (s_r, q_r)
             # N = (S_C U_C)^+ M (V_R^T S_R^T)^+: Fast GMR on the bases (eq. (5.3))
             N = solve_core(SU, sketches["core"], SV.T, eps=eps)
-        U_N, s, Vt_N = sla.svd(N, full_matrices=False, check_finite=False,
-                               lapack_driver="gesdd")
+        U_N, s, Vt_N = svd(N)
         if test:
             phi, theta = state.operators("test")
             Z = np.asarray(sketches["test"], dtype=np.float64)  # Phi A Theta^T, (p, q)

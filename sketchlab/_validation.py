@@ -189,19 +189,41 @@ def _check_pointers(indptr, indices, data_len, nvec, ncols, name, fmt, shape,
     return nnz
 
 
-def _check_entries(indices, data, ncols, name):
-    """Indices in [0, ncols) and, when ``data`` is given, finite values: one
-    pass over both arrays (a matrix that does not fit in cache is read once)."""
-    from ._jit import threads_for
-    from ._jit.reductions import count_bad_entries
+# the exponent field of the float types (mask, lowest bit), and the unsigned
+# integer type their bits are read as by the fused entry check
+_EXPONENT = {
+    np.dtype(np.float64): (np.uint64, np.uint64(0x7FF0000000000000), np.uint64(1 << 52)),
+    np.dtype(np.float32): (np.uint32, np.uint32(0x7F800000), np.uint32(1 << 23)),
+}
 
+
+def _check_entries(indices, data, ncols, name):
+    """Indices in [0, ncols) and, when ``data`` is given (float32 or
+    float64), finite values: ONE compiled pass over both arrays, parallel
+    over chunks, of integer min/max/OR reductions only (see
+    ``_jit.reductions.entry_bounds``), at the speed of reading them."""
+    from ._jit import threads_for
+    from ._jit.reductions import CHUNK, entry_bounds
+
+    n = indices.shape[0]
+    if n == 0:
+        return
+    nchunks = (n + CHUNK - 1) // CHUNK
+    low = np.empty(nchunks, dtype=indices.dtype)
+    high = np.empty(nchunks, dtype=indices.dtype)
     finite = data is not None
-    with threads_for(indices.shape[0]):
-        outside, nonfinite = count_bad_entries(indices, data if finite else np.zeros(1), ncols,
-                                               finite)
-    if outside:
+    if finite:
+        utype, exponent, one = _EXPONENT[data.dtype]
+        bits = data.view(utype)
+        seen = np.empty(nchunks, dtype=utype)
+    else:
+        exponent, one = np.uint64(0), np.uint64(0)
+        bits = seen = np.zeros(1, dtype=np.uint64)
+    with threads_for(n):
+        entry_bounds(indices, bits, exponent, one, finite, low, high, seen)
+    if low.min() < 0 or high.max() >= ncols:
         raise ValueError(f"{name} has sparse indices outside [0, {ncols})")
-    if nonfinite:
+    if finite and np.bitwise_or.reduce(seen) >> (8 * seen.itemsize - 1):
         raise ValueError(f"{name} must not contain NaN or Inf")
 
 

@@ -908,7 +908,7 @@ def cur(A: da.Array | MatrixLike, c: int, r: int | None = None, *, k: int | None
     from ._errors import probe_left, probe_operator
     from ._gmr import ResidualProbe, solve_sketched
     from ._operators import IndexSelection
-    from ._registry import make_sketch
+    from ._registry import GMR_DEFAULT_SKETCH, make_sketch
     from ._selection import select_from_sketches, selection_sketches
     from ._validation import as_generator
 
@@ -937,8 +937,8 @@ def cur(A: da.Array | MatrixLike, c: int, r: int | None = None, *, k: int | None
                                             "R": (IndexSelection(rows, m), None)}
     if core == "fast":
         s_c, s_r = (sketch_size, sketch_size) if np.ndim(sketch_size) == 0 else sketch_size
-        S_C = make_sketch("countsketch", int(s_c), m, rng=gen)
-        sketches["core"] = (S_C, make_sketch("countsketch", int(s_r), n, rng=gen))
+        S_C = make_sketch(GMR_DEFAULT_SKETCH, int(s_c), m, rng=gen)
+        sketches["core"] = (S_C, make_sketch(GMR_DEFAULT_SKETCH, int(s_r), n, rng=gen))
     theta = probe_operator(q, n, gen) if estimate_error else None
     phi = probe_left(q, m, gen) if estimate_error else None
     if theta is not None:

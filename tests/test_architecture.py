@@ -1,99 +1,138 @@
-"""The import rules of docs/architecture.md, checked on the source.
+"""The import rules of docs/architecture.md, read from the page and checked
+on the source, so that the two cannot drift apart.
 
-1. Layers: a module imports only modules of lower layers (function-level
-   imports included).
-2. Only the layers that launch compiled loops import ``sketchlab._jit``: the
-   operators, the kernel-matrix oracles, the input checks and the norm pass
-   of ``_linalg``.  Algorithms
-   reach compiled code only through operators' public methods.
-3. No module imports another module's underscore names (``from ._x import
-   _name``, or ``_x._name`` on an imported module): what a module shares is a
-   name without an underscore, in a private module.
+From the page: the layer table (a module imports only modules of lower
+layers, function-level imports included), the order of the modules inside
+``_operators/``, the modules that may import the compiled loops
+(``sketchlab._jit``), and the imports up the layers with their reasons.
+Also: no module imports another module's underscore names (``from ._x import
+_name``, or ``_x._name`` on an imported module): what a module shares is a
+name without an underscore, in a private module.
 """
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "sketchlab"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "sketchlab"
+PAGE = ROOT / "docs" / "architecture.md"
 
-LAYERS = {
-    "_config": 0,
-    "_hash": 0,
-    "_jit": 1,
-    "_validation": 2,
-    "_operators": 3,
-    "_registry": 4,
-    "_leverage": 4,
-    "_kernel_matrices": 4,
-    "_linalg": 5,
-    "_errors": 6,
-    "_sketch_state": 7,
-    "_gmr": 7,
-    "_residuals": 8,
-    "_spsd": 8,
-    "_svd": 8,
-    "_selection": 7,
-    "_cur": 9,
-    "_estimators": 10,
-    "dask": 10,
-    "__init__": 11,
-}
-# (_linalg: the compiled norm pass of squared_frobenius, a whole-array reduction
-# like the finiteness check)
-MAY_IMPORT_JIT = {"_jit", "_validation", "_operators", "_kernel_matrices", "_linalg"}
-# the only imports up the layers, each inside a function, with its reason
-UPWARD = {
-    ("_operators", "_leverage"): "LeverageScoreSampler.from_matrix computes the scores it "
-                                 "samples from (and the sketched scores use operators)",
-    ("_leverage", "_linalg"): "the exact scores of a matrix clearly of full rank come from "
-                              "the Cholesky QR the GMR core uses",
-}
+
+def _section(text, heading):
+    """The lines of a section of the page, from its heading to the next one
+    of the same or a higher level."""
+    lines = text.splitlines()
+    level = heading.split(" ", 1)[0]
+    start = lines.index(heading) + 1
+    for end in range(start, len(lines)):
+        marks = lines[end].split(" ", 1)[0]
+        if set(marks) == {"#"} and len(marks) <= len(level):
+            return lines[start:end]
+    return lines[start:]
+
+
+def _table(lines):
+    """Rows of the first markdown table in ``lines`` (header and rule
+    skipped), as lists of cells."""
+    rows = []
+    for line in lines:
+        if line.startswith("|"):
+            rows.append(line)
+        elif rows:  # the end of the first table
+            break
+    assert len(rows) > 2, "no table found"
+    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows[2:]]
+
+
+def _names(cell):
+    """Module names written in backticks in a cell (a trailing / marks a package)."""
+    return [name.rstrip("/") for name in re.findall(r"`([^`]+)`", cell)]
+
+
+TEXT = PAGE.read_text()
+LAYERS = {name: int(row[0]) for row in _table(_section(TEXT, "## Layers"))
+          for name in _names(row[1])}
+OPERATOR_ORDER = {name: int(row[0]) for row in _table(_section(TEXT, "### Inside `_operators/`"))
+                  for name in _names(row[1])}
+MAY_IMPORT_JIT = {_names(row[0])[0] for row in _table(_section(TEXT, "## Compiled code"))}
+UPWARD = {(_names(row[0])[0], _names(row[1])[0]): row[2]
+          for row in _table(_section(TEXT, "## Imports up the layers"))}
 
 
 def _modules():
+    """(top-level module, dotted name inside the package, path) of every file."""
     for path in sorted(PACKAGE.rglob("*.py")):
-        rel = path.relative_to(PACKAGE).with_suffix("")
-        top = rel.parts[0]
-        yield top, path
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        yield parts[0], ".".join(parts), path
 
 
 def _imports(path, top):
-    """(imported sketchlab module, names, line) for every import in the file,
-    and the aliases under which sketchlab modules are bound."""
+    """(imported top-level module, submodule inside a package or None,
+    names, line) for every import of sketchlab modules in the file, and the
+    aliases under which sketchlab modules are bound."""
     tree = ast.parse(path.read_text())
-    inside_jit = top == "_jit"
+    inside_package = path.parent != PACKAGE  # _jit/, _operators/: one module of the rules
     found, aliases = [], {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level:
-            base = node.module.split(".")[0] if node.module else None
-            if inside_jit and node.level == 1:
-                base = "_jit"  # a sibling inside the _jit package
-            if base is None:  # from . import _svd
+            parts = node.module.split(".") if node.module else []
+            if inside_package and node.level == 1:  # a sibling inside the package
+                sub = parts[0] if parts else None
+                if sub is None:  # from . import _engine
+                    for alias in node.names:
+                        found.append((top, alias.name, [], node.lineno))
+                else:
+                    found.append((top, sub, [a.name for a in node.names], node.lineno))
+            elif parts:
+                found.append((parts[0], None, [a.name for a in node.names], node.lineno))
+            else:  # from . import _svd (or from .. import _jit)
                 for alias in node.names:
-                    found.append((alias.name, [], node.lineno))
+                    found.append((alias.name, None, [], node.lineno))
                     aliases[alias.asname or alias.name] = alias.name
-            else:
-                found.append((base, [a.name for a in node.names], node.lineno))
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sketchlab"):
             parts = node.module.split(".")
             if len(parts) > 1:
-                found.append((parts[1], [a.name for a in node.names], node.lineno))
+                found.append((parts[1], None, [a.name for a in node.names], node.lineno))
     return tree, found, aliases
 
 
-def test_every_module_has_a_layer():
-    missing = {top for top, _ in _modules()} - set(LAYERS)
-    assert not missing, f"add these modules to LAYERS (and docs/architecture.md): {missing}"
+def test_the_page_has_its_tables():
+    assert LAYERS["_operators"] < LAYERS["_registry"] and "_jit" in LAYERS
+    assert "_operators._engine" in MAY_IMPORT_JIT and "_operators" not in MAY_IMPORT_JIT
+    assert OPERATOR_ORDER["_engine"] < OPERATOR_ORDER["_compose"]
+    assert all(reason for reason in UPWARD.values())
 
 
-@pytest.mark.parametrize("top, path", list(_modules()), ids=lambda x: str(x))
-def test_import_rules(top, path):
+def test_every_module_has_a_layer_and_every_layer_a_module():
+    tops = {top for top, _, _ in _modules()}
+    assert not tops - set(LAYERS), (
+        f"add these modules to the layer table of docs/architecture.md: {tops - set(LAYERS)}")
+    assert not set(LAYERS) - tops, (
+        f"the layer table names modules that do not exist: {set(LAYERS) - tops}")
+    inside = {dotted.split(".")[1] for top, dotted, _ in _modules()
+              if top == "_operators" and "." in dotted}
+    assert inside == set(OPERATOR_ORDER), (
+        f"the table of _operators/ and its files differ: {inside ^ set(OPERATOR_ORDER)}")
+    for name in MAY_IMPORT_JIT:
+        assert (PACKAGE / (name.replace(".", "/") + ".py")).exists(), name
+
+
+@pytest.mark.parametrize("top, dotted, path", list(_modules()), ids=lambda x: str(x))
+def test_import_rules(top, dotted, path):
     tree, found, aliases = _imports(path, top)
-    for module, names, line in found:
+    own = dotted.split(".")[1] if "." in dotted and top == "_operators" else None
+    for module, sub, names, line in found:
         where = f"{path.relative_to(PACKAGE)}:{line}"
         if module == top:
+            if own is not None and sub is not None:  # inside _operators: its own order
+                assert sub in OPERATOR_ORDER, f"{where}: unknown module _operators.{sub}"
+                if own != "__init__" and (dotted, f"_operators.{sub}") not in UPWARD:
+                    assert OPERATOR_ORDER[sub] < OPERATOR_ORDER[own], (
+                        f"{where}: _operators.{own} imports _operators.{sub}, which comes "
+                        "after it in docs/architecture.md")
             continue
         assert module in LAYERS, f"{where}: unknown module {module}"
         if top != "__init__" and (top, module) not in UPWARD:
@@ -101,10 +140,10 @@ def test_import_rules(top, path):
                 f"{where}: {top} (layer {LAYERS[top]}) imports {module} (layer "
                 f"{LAYERS[module]}): imports go down the layers only"
             )
-        if module == "_jit":
-            assert top in MAY_IMPORT_JIT, (
-                f"{where}: {top} imports the compiled loops; algorithms use operators' "
-                "public methods"
+        if module == "_jit" and top != "_jit":
+            assert dotted in MAY_IMPORT_JIT or top in MAY_IMPORT_JIT, (
+                f"{where}: {dotted} imports the compiled loops, which docs/architecture.md "
+                "allows only to " + ", ".join(sorted(MAY_IMPORT_JIT))
             )
         private = [n for n in names if n.startswith("_")]
         assert not private, f"{where}: imports another module's private names {private}"
@@ -116,3 +155,20 @@ def test_import_rules(top, path):
                 f"{path.relative_to(PACKAGE)}:{node.lineno}: uses {node.value.id}.{node.attr}, "
                 "a private name of another module"
             )
+
+
+def test_upward_imports_are_inside_functions():
+    """Each import up the layers of the page's table sits in a function body."""
+    for top, dotted, path in _modules():
+        tree = ast.parse(path.read_text())
+        module_level = {id(node) for node in tree.body}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or not node.level or not node.module:
+                continue
+            source, target = top, node.module.split(".")[0]
+            if node.level == 1 and path.parent != PACKAGE:  # a sibling inside a package
+                source, target = dotted, f"{top}.{target}"
+            if (source, target) in UPWARD:
+                assert id(node) not in module_level, (
+                    f"{path.relative_to(PACKAGE)}:{node.lineno}: the upward import of {target} "
+                    "must sit inside the function that needs it")

@@ -95,7 +95,9 @@ def test_workqueue_layer_guard_is_in_the_launch_door():
                     for d in node.decorator_list):
                 parallel.add(node.name)
     assert {"left_csr", "both_csr_chunks_hash", "count_nonfinite"} <= parallel
-    for path in root.glob("*.py"):
+    for path in root.rglob("*.py"):  # the operators' package included
+        if "_jit" in path.relative_to(root).parts:
+            continue  # compiled code calling compiled code
         tree = ast.parse(path.read_text())
         for func in ast.walk(tree):
             if not isinstance(func, ast.FunctionDef):

@@ -13,46 +13,13 @@ from hypothesis import strategies as st
 
 import sketchlab as sl
 
+from ._kinds import ALL, make
 from .reference import dense_of, leverage_dense
 
 SCORES = np.abs(np.random.default_rng(7).standard_normal(23)) + np.r_[np.zeros(3), np.ones(20)]
 
 
-def make(kind, s, d, seed):
-    if kind == "countsketch":
-        return sl.CountSketch(s, d, rng=seed)
-    if kind == "osnap":
-        return sl.OSNAP(s, d, nnz_per_col=min(3, s), rng=seed)
-    if kind == "gaussian":
-        return sl.GaussianSketch(s, d, rng=seed)
-    if kind == "srht":
-        return sl.SRHT(s, d, rng=seed)
-    if kind == "uniform":
-        return sl.UniformSampler(s, d, rng=seed)
-    if kind == "uniform-noreplace":
-        return sl.UniformSampler(s, d, replace=False, rng=seed)
-    if kind == "leverage":
-        scores = np.abs(np.random.default_rng(seed).standard_normal(d)) + 0.05
-        scores[: d // 4] = 0.0  # some rows can never be drawn
-        return sl.LeverageScoreSampler(s, d, scores=scores, rng=seed)
-    if kind == "osnap-gaussian":
-        return sl.compose(
-            sl.GaussianSketch(s, 2 * s, rng=seed),
-            sl.OSNAP(2 * s, d, nnz_per_col=min(4, 2 * s), rng=seed + 1),
-        )
-    raise ValueError(kind)
-
-
-KINDS = [
-    "countsketch",
-    "osnap",
-    "gaussian",
-    "srht",
-    "uniform",
-    "uniform-noreplace",
-    "leverage",
-    "osnap-gaussian",
-]
+KINDS = list(ALL)  # every registered kind and its variants (tests/_kinds.py)
 
 
 def forms(A):
@@ -123,7 +90,7 @@ def kernel_regime(request, monkeypatch):
     """Drive every kernel path on small inputs: the streaming kernels with one
     chunk (default for small work), with many chunks, and the kernels that
     own output rows (used when chunk buffers would be too large)."""
-    from sketchlab import _operators as operators
+    from sketchlab._operators import _engine as operators
 
     if request.param == "many-chunks":
         monkeypatch.setattr(operators, "_MIN_CHUNK_NNZ", 7)
@@ -314,7 +281,7 @@ def test_right_csr_into_f_ordered_out_in_place(kind, dtype, accumulate, monkeypa
     """The range sketch of a single-pass SVD: a CSR block's columns
     sketched into an F-ordered running C.  The loop writes C's columns in
     place (no row pieces, no transposing copy) and gives the dense product."""
-    from sketchlab import _operators as operators
+    from sketchlab._operators import _tables as operators
 
     S = make(kind, 6, 30, seed=3)
     A = random_sparse(40, 11, 0.4, seed=8, dtype=dtype)
@@ -635,7 +602,7 @@ def test_views_of_sparse_input_keep_its_index_arrays(array):
     (CSC as the CSR of A^T, row pieces of a CSR) are views on A's own arrays:
     scipy's constructor would read int64 indices through and copy them to
     int32 (6 ms per view on debian-tfidf)."""
-    from sketchlab._operators import _rows, _transpose
+    from sketchlab._operators._base import _rows, _transpose
 
     A = random_sparse(12, 9, 0.4, seed=4, dtype=np.float64)
     A = _int64(sp.csr_array(A) if array else sp.csr_matrix(A))
@@ -658,7 +625,7 @@ def test_gather_loops_with_prefetch_match_the_dense_product(kinds, index_dtype, 
     rows a few steps ahead: rows longer than a cache line, empty rows, a
     table whose last rows have nothing ahead of them, both index dtypes, and
     a dense A all give the dense product."""
-    from sketchlab import _operators as operators
+    from sketchlab._operators import _engine as operators
 
     monkeypatch.setattr(operators, "_MAX_CHUNK_BYTES", 0)  # the gathering loops
     m, n = 61, 47
@@ -703,7 +670,7 @@ def test_sparse_left_sketch_streams_only_into_four_or_more_buffers(fits, monkeyp
     """A sparse A streams into per-chunk buffers only when four or more fit
     the budget (fewer, larger buffers lost to the gathering loop); a dense A
     with short rows streams from two on.  Every path gives the dense product."""
-    from sketchlab import _operators as operators
+    from sketchlab._operators import _engine as operators
     from sketchlab._jit import apply as K
 
     S = sl.CountSketch(6, 61, rng=1)

@@ -11,6 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import sketchlab as sl
+from sketchlab import _linalg as linalg_mod
 from sketchlab import _svd as svd_mod
 
 from .reference import (
@@ -193,6 +194,15 @@ def test_rank_k_matrix_recovered(method, kind):
     np.testing.assert_allclose(s, np.linalg.svd(A, compute_uv=False)[:k], rtol=1e-8)
 
 
+def _record_basis_qr(calls, cholesky_qr, args, kwargs):
+    """cholesky_qr, recording the calls of the sketch bases (``finish=False``;
+    the GMR core's own calls go through the same function)."""
+    qr = cholesky_qr(*args, **kwargs)
+    if kwargs.get("finish", True) is False:
+        calls.append(qr)
+    return qr
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_cholesky_qr_of_large_sketches(method, dense_input, monkeypatch):
     """Sketches beyond the cache take CholeskyQR2 where they are clearly of
@@ -202,10 +212,10 @@ def test_cholesky_qr_of_large_sketches(method, dense_input, monkeypatch):
     kw = dict(kind="gaussian", rng=3, rank=5)
     want = run(method, dense_input, 5, **kw)
     calls = []
-    cholesky_qr = svd_mod.cholesky_qr
-    monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 0)
-    monkeypatch.setattr(svd_mod, "cholesky_qr",
-                        lambda *a, **k: calls.append(cholesky_qr(*a, **k)) or calls[-1])
+    cholesky_qr = linalg_mod.cholesky_qr
+    monkeypatch.setattr(linalg_mod, "_CHOLQR_MIN_ENTRIES", 0)
+    monkeypatch.setattr(linalg_mod, "cholesky_qr",
+                        lambda *a, **k: _record_basis_qr(calls, cholesky_qr, a, k))
     U, s, Vt = run(method, dense_input, 5, **kw)
     assert_same_svd((U, s, Vt), want, 1e-10)
     assert calls and all(qr is not None for qr in calls)
@@ -218,15 +228,15 @@ def test_cholesky_qr_of_large_sketches(method, dense_input, monkeypatch):
     U, s, Vt, est = run(method, dense_input, 5, **kw, estimate_error=True)
     by_tol = run(method, dense_input, 5, estimate_error=True, tol=0.7, kind="gaussian", rng=3,
                rank=None)
-    monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 1 << 40)
-    monkeypatch.setattr(svd_mod, "_CHOLQR_TALL_MIN_ENTRIES", 1 << 40)
+    monkeypatch.setattr(linalg_mod, "_CHOLQR_MIN_ENTRIES", 1 << 40)
+    monkeypatch.setattr(linalg_mod, "_CHOLQR_TALL_MIN_ENTRIES", 1 << 40)
     est_h = run(method, dense_input, 5, **kw, estimate_error=True)[3]
     by_tol_h = run(method, dense_input, 5, estimate_error=True, tol=0.7, kind="gaussian", rng=3,
                rank=None)
     assert est.value == pytest.approx(est_h.value, rel=1e-10)
     assert 1 < by_tol[1].shape[0] == by_tol_h[1].shape[0] < 10  # a rank inside the sketch rank
     assert by_tol[3].value == pytest.approx(by_tol_h[3].value, rel=1e-10)
-    monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 0)
+    monkeypatch.setattr(linalg_mod, "_CHOLQR_MIN_ENTRIES", 0)
     calls.clear()
     A = low_rank_plus_noise(150, 110, 6, 0.0, seed=8)
     U, s, Vt = run(method, A, 6, kind="gaussian", rng=3)
@@ -243,8 +253,8 @@ def test_factored_cholesky_qr_basis(monkeypatch):
     m, n = 400, 12
     X = np.asfortranarray(np.linalg.qr(gen.standard_normal((m, n)))[0]
                           * np.geomspace(1, 1e-5, n) @ np.linalg.qr(gen.standard_normal((n, n)))[0])
-    monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 0)
-    basis, T = svd_mod._qr(X.copy(order="F"), True, np.linalg.norm(X))
+    monkeypatch.setattr(linalg_mod, "_CHOLQR_MIN_ENTRIES", 0)
+    basis, T = linalg_mod.sketch_basis(X.copy(order="F"), True, np.linalg.norm(X))
     assert basis.T2 is not None
     assert np.abs(basis.Q1.T @ basis.Q1 - np.eye(n)).max() > 1e-9
     Q = np.linalg.solve(basis.T2.T, basis.Q1.T).T  # Q1 T2^-1, explicitly
@@ -256,9 +266,9 @@ def test_factored_cholesky_qr_basis(monkeypatch):
     np.testing.assert_allclose(basis.times(Y @ basis.Q1), Y @ Q, atol=1e-12)
     Z = gen.standard_normal((n, 4))
     np.testing.assert_allclose(basis.lift(Z), Q @ Z, atol=1e-13)
-    monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 1 << 40)
-    monkeypatch.setattr(svd_mod, "_CHOLQR_TALL_MIN_ENTRIES", 1 << 40)
-    householder, _ = svd_mod._qr(X.copy(order="F"), True, np.linalg.norm(X))
+    monkeypatch.setattr(linalg_mod, "_CHOLQR_MIN_ENTRIES", 1 << 40)
+    monkeypatch.setattr(linalg_mod, "_CHOLQR_TALL_MIN_ENTRIES", 1 << 40)
+    householder, _ = linalg_mod.sketch_basis(X.copy(order="F"), True, np.linalg.norm(X))
     assert householder.T2 is None and householder.rows(S).shape == (30, n)
 
 
@@ -276,15 +286,15 @@ def test_one_round_cholesky_qr_basis(monkeypatch, overwrite, narrow):
     U0 = np.linalg.qr(gen.standard_normal((m, n)))[0]
     W0 = np.linalg.qr(gen.standard_normal((n, n)))[0]
     if narrow:
-        monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 1 << 40)
-        monkeypatch.setattr(svd_mod, "_CHOLQR_TALL_MIN_ENTRIES", 0)
-        assert not svd_mod._cholesky_qr_pays((m, n)) and svd_mod._one_round_pays((m, n))
+        monkeypatch.setattr(linalg_mod, "_CHOLQR_MIN_ENTRIES", 1 << 40)
+        monkeypatch.setattr(linalg_mod, "_CHOLQR_TALL_MIN_ENTRIES", 0)
+        assert not linalg_mod._cholesky_qr_pays((m, n)) and linalg_mod._one_round_pays((m, n))
     else:
-        monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 0)
+        monkeypatch.setattr(linalg_mod, "_CHOLQR_MIN_ENTRIES", 0)
     for cond, one_round in ((3.0, True), (20.0, False)):
         X = np.asfortranarray(U0 * np.geomspace(1, 1 / cond, n) @ W0)
         kept = X.copy(order="F")
-        basis, T = svd_mod._qr(X, overwrite, np.linalg.norm(X))
+        basis, T = linalg_mod.sketch_basis(X, overwrite, np.linalg.norm(X))
         if narrow and not one_round:  # Householder's
             assert basis.T2 is None
             np.testing.assert_allclose(basis.Q1.T @ basis.Q1, np.eye(n), atol=1e-14)
@@ -314,12 +324,12 @@ def test_cholesky_qr_at_extreme_scales(method, e, dense_input, monkeypatch):
     is formed (no fallback to Householder's QR), so the SVD is the unscaled
     one times 2**e."""
     kw = dict(kind="gaussian", rng=3, rank=5)
-    monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 0)
+    monkeypatch.setattr(linalg_mod, "_CHOLQR_MIN_ENTRIES", 0)
     want = run(method, dense_input, 5, **kw)
     calls = []
-    cholesky_qr = svd_mod.cholesky_qr
-    monkeypatch.setattr(svd_mod, "cholesky_qr",
-                        lambda *a, **k: calls.append(cholesky_qr(*a, **k)) or calls[-1])
+    cholesky_qr = linalg_mod.cholesky_qr
+    monkeypatch.setattr(linalg_mod, "cholesky_qr",
+                        lambda *a, **k: _record_basis_qr(calls, cholesky_qr, a, k))
     U, s, Vt = run(method, np.ldexp(dense_input, e), 5, **kw)
     assert calls and all(qr is not None for qr in calls)
     assert_same_svd((U, np.ldexp(s, -e), Vt), want, 1e-10)
@@ -490,7 +500,7 @@ def test_peak_memory_over_column_blocks(fmt, range_sketch, cholqr, monkeypatch):
     (hash range sketches add CSC blocks into C in place); also where the QRs
     of C and R^T are CholeskyQR2's (large sketches: in place, as Householder's)."""
     if cholqr:
-        monkeypatch.setattr(svd_mod, "_CHOLQR_MIN_ENTRIES", 0)
+        monkeypatch.setattr(linalg_mod, "_CHOLQR_MIN_ENTRIES", 0)
     m, n, width, k = 3000, 2000, 100, 10
     made = []
     svd_sketches = svd_mod.svd_sketches

@@ -32,6 +32,12 @@ else:
     ]
 CSR_DATA = [d for d in DATA if d.startswith("csr")]
 
+# the kind lists, from the registry: hashing (one pass, usable by the SVDs),
+# sampling (one pass, not for the SVDs), dense (read through S1 A)
+HASHING = common.kinds(one_pass=True, svd=True)
+SAMPLING = common.kinds(one_pass=True, svd=False)
+DENSE = common.kinds(one_pass=False, gmr=True)
+
 
 # SRHT on sparse input costs O(n d' log d') (one dense transform per vector).
 _SRHT_SPARSE_MAX_WORK = 1 << 27
@@ -62,7 +68,7 @@ class _OperatorSuite:
             )
         s1, s2 = common.sketch_sizes(A.shape)
         gen = np.random.default_rng(0)
-        scores = kind == "leverage"
+        scores = kind in common.kinds(needs_scores=True)
         self.S1 = common.make_operator(kind, s1, m, gen, common.squared_norms(A, 0) if scores else None)
         self.S2 = common.make_operator(kind, s2, n, gen, common.squared_norms(A, 1) if scores else None)
         self.A = A
@@ -137,7 +143,7 @@ class HashingSketches(_ExplicitSparsePeer, _OperatorSuite):
     """CountSketch and OSNAP (4 nonzeros per column); peers: explicit sparse S,
     and scipy's ``clarkson_woodruff_transform`` for CountSketch S A."""
 
-    params = [["countsketch", "osnap"], DATA]
+    params = [HASHING, DATA]
 
     @skip_for_params([("osnap", d) for d in DATA])
     def time_peer_scipy_cwt_left(self, kind, data):
@@ -150,7 +156,7 @@ class SamplingSketches(_ExplicitSparsePeer, _OperatorSuite):
     """Uniform and leverage-score row sampling; peers: explicit sparse S, and
     numpy/scipy fancy indexing ``w[:, None] * A[idx]``."""
 
-    params = [["uniform", "leverage"], DATA]
+    params = [SAMPLING, DATA]
 
     def time_peer_indexing_left(self, kind, data):
         dense(self.A[self.S1.indices]) * self.S1.weights[:, None]
@@ -168,7 +174,7 @@ class DenseSketches(_OperatorSuite):
     sparse-dense product), and numpy's ``standard_normal`` + GEMM for Gaussian
     (generation included, as ours generates its entries)."""
 
-    params = [["gaussian", "srht"], DATA]
+    params = [DENSE, DATA]
 
     def setup(self, kind, data):
         super().setup(kind, data)
@@ -239,7 +245,7 @@ class ComposedSketches:
     dense product with scipy's sparse-dense kernel."""
 
     param_names = ["inner", "s", "data"]
-    params = [["countsketch", "osnap"], [10, 20], CSR_DATA]
+    params = [HASHING, [10, 20], CSR_DATA]
     timeout = 600
 
     def setup(self, inner, s, data):

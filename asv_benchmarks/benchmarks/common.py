@@ -266,12 +266,22 @@ def squared_norms(A, axis):
     return np.einsum("ij,ij->i", A, A) if axis == 0 else np.einsum("ij,ij->j", A, A)
 
 
-def make_operator(kind, s, d, rng, scores=None):
-    """Operator of a kind name of ``sketchlab.SKETCH_KINDS`` (scores for "leverage")."""
-    import sketchlab as sl
+def kinds(**flags):
+    """Kind names of the registry (``sketchlab._registry``, built from the
+    operator classes) whose capabilities match ``flags``: the suite's kind
+    lists, so that a new kind is benchmarked without an edit here."""
+    from sketchlab._registry import kinds_with
 
-    if kind == "leverage":
-        return sl.LeverageScoreSampler(s, d, scores=np.asarray(scores) + 1e-12, rng=rng)
+    return list(kinds_with(**flags))
+
+
+def make_operator(kind, s, d, rng, scores=None):
+    """Operator of a registered kind name (``scores`` for the kinds that need them)."""
+    import sketchlab as sl
+    from sketchlab._registry import KINDS
+
+    if KINDS[kind].needs_scores:
+        return sl.make_sketch(kind, s, d, scores=np.asarray(scores) + 1e-12, rng=rng)
     return sl.make_sketch(kind, s, d, rng=rng)
 
 

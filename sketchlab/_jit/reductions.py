@@ -29,31 +29,37 @@ def count_nonfinite(x):
 
 
 @njit(**PJIT)
-def count_bad_entries(indices, data, ncols, finite):
-    """``(outside, nonfinite)``: the entries of ``indices`` outside
-    ``[0, ncols)`` and, with ``finite``, the NaN or Inf entries of ``data``
-    (same length), in ONE pass over both arrays: a sparse matrix that does
-    not fit in cache is read from memory once instead of twice."""
+def entry_bounds(indices, bits, exponent, one, finite, low, high, exponent_or):
+    """Per chunk ``c`` of ``_CHUNK`` entries (none may be empty): ``low[c]``
+    and ``high[c]``, the smallest and largest entry of ``indices`` in it,
+    and, with ``finite``, ``exponent_or[c]``, the OR over the chunk of ``(b
+    & exponent) + one`` for the bits ``b`` of the values (``bits``: float64
+    values viewed as uint64, or float32 as uint32; ``exponent`` the mask of
+    the exponent field, ``one`` its lowest bit).  The sum carries into the
+    sign bit exactly when the exponent field is all ones (NaN or Inf), so
+    the values are finite when the top bit of every ``exponent_or`` is clear.
+
+    Integer min, max and OR reductions have no floating-point order to keep:
+    the compiler vectorizes them, and the check of a CSR/CSC matrix (index
+    range and finite values) runs at the speed of reading its two arrays."""
     n = indices.shape[0]
-    nchunks = (n + _CHUNK - 1) // _CHUNK
-    limit = np.uint64(ncols)
-    outside = 0
-    nonfinite = 0
+    nchunks = high.shape[0]
     for c in prange(nchunks):
         lo = c * _CHUNK
         hi = min(n, lo + _CHUNK)
-        bad_i = 0
-        bad_v = 0
+        small = indices[lo]
+        large = indices[lo]
+        for i in range(lo, hi):
+            v = indices[i]
+            small = min(small, v)
+            large = max(large, v)
+        low[c] = small
+        high[c] = large
         if finite:
+            acc = exponent ^ exponent
             for i in range(lo, hi):
-                bad_i += np.uint64(indices[i]) >= limit
-                bad_v += (data[i] - data[i]) != 0.0
-        else:
-            for i in range(lo, hi):
-                bad_i += np.uint64(indices[i]) >= limit
-        outside += bad_i
-        nonfinite += bad_v
-    return outside, nonfinite
+                acc |= (bits[i] & exponent) + one
+            exponent_or[c] = acc
 
 
 @njit(**JIT)
