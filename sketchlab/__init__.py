@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # the names of _LAZY, so that type checkers see what they are
     from ._estimators import SinglePassSVD, SketchedNystroem
     from ._gmr import UnderdeterminedSketchWarning, fast_gmr, gmr, project_psd, project_symmetric
     from ._kernel_matrices import PairwiseKernel, RBFKernel
+    from ._krylov import krylov_svd
     from ._leverage import leverage_scores
     from ._residuals import gmr_error_ratio, gmr_residual, lowrank_residual
     from ._sketch_state import SketchState
@@ -84,6 +85,7 @@ _LAZY = {
     "three_sketch_svd_sizes": "_svd",
     "SketchedNystroem": "_estimators",
     "SinglePassSVD": "_estimators",
+    "krylov_svd": "_krylov",
 }
 
 __all__ = [
