@@ -53,7 +53,30 @@ if TYPE_CHECKING:
 
     from ._validation import MatrixLike
 
-__all__ = ["krylov_svd", "KrylovProducts", "krylov_core"]
+__all__ = ["krylov_svd", "InaccurateSVDWarning", "warn_if_inaccurate", "KrylovProducts",
+           "krylov_core"]
+
+
+class InaccurateSVDWarning(UserWarning):
+    """A single-pass SVD whose own error estimate is near or above
+    ``||A||_F`` (it captures next to nothing of A): the warning names
+    :func:`krylov_svd`, which reaches the best rank-k error in a few passes."""
+
+
+# The single-pass SVDs warn from this estimated relative error on: an
+# answer that far off captures next to nothing (||A - 0||_F = ||A||_F).
+INACCURATE_RELATIVE = 0.9
+
+
+def warn_if_inaccurate(estimate: ErrorEstimate, stacklevel: int = 2) -> None:
+    """Warn (InaccurateSVDWarning) when a single-pass SVD's estimated
+    relative error is at least :data:`INACCURATE_RELATIVE`."""
+    if estimate.relative >= INACCURATE_RELATIVE:
+        warnings.warn(
+            f"the estimated error of this single-pass SVD is {estimate.relative:.2g} ||A||_F: "
+            "it captures little or nothing of A (a flat spectrum?); sketchlab.krylov_svd "
+            "reaches the best rank-k error in a few passes over A",
+            InaccurateSVDWarning, stacklevel=stacklevel + 1)
 
 # k mode (no tol, no passes): stop when no singular value of the top k rose
 # by more than this fraction over the last pass.  They rise monotonically
@@ -295,11 +318,14 @@ def _margin(norm2, eps, shape):
 
 def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | None,
                 tol: float | None, passes: int | None, block_size: int, gen: np.random.Generator,
-                norm2: float | None) -> dict[str, Any]:
+                norm2: float | None, rtol: float = _CONVERGED,
+                max_passes: int = _DEFAULT_PASSES) -> dict[str, Any]:
     """The iteration without input validation (in-memory and dask fronts).
 
     ``ops`` has ``right(W) = A @ W`` and ``left(Z) = A.T @ Z``; ``norm2`` is
-    ``||A||_F^2`` (needed with tol).  Returns a dict with U, s, Vt, passes,
+    ``||A||_F^2`` (needed with tol); ``rtol`` the k mode's rule (largest
+    rise of a singular value over a pass, relative), ``max_passes`` its
+    bound when ``passes`` is None.  Returns a dict with U, s, Vt, passes,
     converged, err2 (None without norm2), margin2.
     """
     m, n = shape
@@ -311,16 +337,15 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
         if tol is not None:
             target = tol * tol * norm2 - margin2
     if passes is None:
-        if tol is None:
-            max_passes = _DEFAULT_PASSES
-        else:  # until the bases fill their memory allowance or the whole space
+        if tol is not None:  # until the bases fill their memory allowance or the whole space
             cols = max(b, _BASIS_BYTES // ((m + n) * np.dtype(dtype).itemsize))
             max_passes = 2 * max(1, -(-min(cols, min(m, n)) // b)) + 1
         fixed = False
     else:
         max_passes, fixed = passes, tol is None
-    U = _Basis(m, dtype, min(m, b * (max_passes + 1) // 2 + b))
-    V = _Basis(n, dtype, min(n, b * (max_passes + 2) // 2 + b))
+    early = min(max_passes, 16) + 2  # capacity for the passes most runs make; grown after
+    U = _Basis(m, dtype, min(m, b * early // 2))
+    V = _Basis(n, dtype, min(n, b * early // 2 + b))
     Bcol, Brow = _Coefficients(), _Coefficients()  # A V = U Bcol; U^T A = Brow V^T
     V.extend(gen.standard_normal((n, b)), gen)
     v_done = 0  # columns of V multiplied by A
@@ -366,7 +391,7 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
                     stop = converged = True
                 elif prev_s is not None and prev_s.shape[0] >= k:
                     rise = s[:k] - prev_s[:k]
-                    if np.all(rise <= _CONVERGED * s[:k]):
+                    if np.all(rise <= rtol * s[:k]):
                         stop = converged = True
                 prev_s = s
         if added == 0 or stop:  # no direction left: the space is all of R^m or R^n
@@ -545,6 +570,14 @@ def krylov_svd(A: MatrixLike, k: int | None = None, *, tol: float | None = None,
     >>> bool(res.error_estimate.relative <= 1e-2)
     True
     """
+    return _krylov_svd(A, k, tol=tol, passes=passes, block_size=block_size, rng=rng,
+                       estimate_error=estimate_error)
+
+
+def _krylov_svd(A, k, *, tol, passes, block_size, rng, estimate_error, rtol=_CONVERGED,
+                max_passes=_DEFAULT_PASSES, stacklevel=3):
+    """krylov_svd with the k mode's rule ``rtol`` and pass bound ``max_passes``
+    (the estimators' ``tol``)."""
     A, dtype = _check_input(A)
     m, n = A.shape
     if m == 0 or n == 0:
@@ -578,11 +611,12 @@ def krylov_svd(A: MatrixLike, k: int | None = None, *, tol: float | None = None,
         if norm2 is not None and not math.isfinite(norm2):
             raise ValueError("A's squared Frobenius norm overflows float64; scale A down")
         out = krylov_core(ops, (m, n), dtype, k=k, tol=tol, passes=passes,
-                          block_size=block_size, gen=gen, norm2=norm2)
-        return finish(out, ops, tol, estimate_error, gen, dtype)
+                          block_size=block_size, gen=gen, norm2=norm2, rtol=rtol,
+                          max_passes=max_passes)
+        return finish(out, ops, tol, estimate_error, gen, dtype, stacklevel + 1)
 
 
-def finish(out, ops, tol, estimate_error, gen, dtype):
+def finish(out, ops, tol, estimate_error, gen, dtype, stacklevel=3):
     """The SVDResult of :func:`krylov_core`'s answer, with its estimate and
     the warning of an unmet tolerance."""
     if tol is not None and not out["met"]:
@@ -590,7 +624,7 @@ def finish(out, ops, tol, estimate_error, gen, dtype):
         warnings.warn(
             f"krylov_svd: tol={tol} not met in {out['passes']} passes over A (relative error "
             f"{rel:.3g} at rank {out['rank']}); pass a larger passes= (or block_size=)",
-            stacklevel=3)
+            stacklevel=stacklevel)
     estimate = None
     passes = out["passes"]
     if estimate_error:

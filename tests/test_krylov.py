@@ -356,3 +356,32 @@ def test_result_pickles_and_unpacks():
     np.testing.assert_array_equal(back.s, s)
     assert back.passes == res.passes and back.converged == res.converged
     assert back.error_estimate == res.error_estimate
+
+
+# ---------------------------------------------------------------------------
+# The single-pass SVDs point to krylov_svd when they capture nothing
+# ---------------------------------------------------------------------------
+
+
+def flat_sparse(seed=0):
+    # a random sparse matrix: a flat spectrum, where rank 10 leaves ~98% of ||A||_F
+    return sp.random(2000, 1000, density=0.01, format="csr", random_state=seed)
+
+
+@pytest.mark.parametrize("func", [sl.fast_sp_svd, sl.practical_sp_svd, sl.three_sketch_svd])
+def test_single_pass_warns_when_its_estimate_is_near_the_norm(func):
+    import warnings
+
+    A = flat_sparse()
+    with pytest.warns(sl.InaccurateSVDWarning, match="krylov_svd"):
+        out = func(A, 10, rng=0, estimate_error=True)
+    est = out[-1] if isinstance(out, tuple) and len(out) == 4 else out.error_estimate
+    assert est.relative >= 0.9
+    # the estimate is right to warn: the answer really is that far off
+    U, s, Vt = out[:3]
+    assert np.linalg.norm(A.toarray() - (U * s) @ Vt) >= 0.9 * sp.linalg.norm(A)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sl.InaccurateSVDWarning)
+        func(A, 10, rng=0)  # no estimate asked for: nothing computed, no warning
+        # a matrix the sketches capture: no warning
+        func(with_spectrum(300, 200, 0.5 ** np.arange(200)), 5, rng=0, estimate_error=True)
