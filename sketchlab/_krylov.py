@@ -323,7 +323,8 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
     """The iteration without input validation (in-memory and dask fronts).
 
     ``ops`` has ``right(W) = A @ W`` and ``left(Z) = A.T @ Z``; ``norm2`` is
-    ``||A||_F^2`` (needed with tol); ``rtol`` the k mode's rule (largest
+    ``||A||_F^2`` (needed with tol), or a function that gives it after the
+    first pass (a dask A: computed in that pass); ``rtol`` the k mode's rule (largest
     rise of a singular value over a pass, relative), ``max_passes`` its
     bound when ``passes`` is None.  Returns a dict with U, s, Vt, passes,
     converged, err2 (None without norm2), margin2.
@@ -332,10 +333,17 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
     b = block_size
     eps = float(np.finfo(dtype).eps)
     target = margin2 = None
-    if norm2 is not None:
-        margin2 = _margin(norm2, eps, shape)
-        if tol is not None:
-            target = tol * tol * norm2 - margin2
+
+    def resolve(norm2):
+        nonlocal target, margin2
+        if norm2 is not None:
+            margin2 = _margin(norm2, eps, shape)
+            if tol is not None:
+                target = tol * tol * norm2 - margin2
+        return norm2
+
+    if not callable(norm2):
+        norm2 = resolve(norm2)
     if passes is None:
         if tol is not None:  # until the bases fill their memory allowance or the whole space
             cols = max(b, _BASIS_BYTES // ((m + n) * np.dtype(dtype).itemsize))
@@ -371,6 +379,8 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
             u_done = U.size
             added = R.shape[0]
             small = Brow.view(u_done, V.size)
+        if callable(norm2):  # known after the first pass (computed in it)
+            norm2 = resolve(norm2())
         Ub, s, Vbt = sla.svd(small, full_matrices=False, check_finite=False,
                              lapack_driver="gesdd")
         err2 = None if norm2 is None else norm2 - np.cumsum(s * s)
@@ -579,7 +589,27 @@ def _krylov_svd(A, k, *, tol, passes, block_size, rng, estimate_error, rtol=_CON
     """krylov_svd with the k mode's rule ``rtol`` and pass bound ``max_passes``
     (the estimators' ``tol``)."""
     A, dtype = _check_input(A)
-    m, n = A.shape
+    k, tol, passes, block_size = check_parameters(A.shape, k, tol, passes, block_size,
+                                                  estimate_error)
+    ops = KrylovProducts(A, dtype)
+    if tol is not None and ops.kind == "operator":
+        raise ValueError("tol needs ||A||_F, which a LinearOperator does not give: "
+                         "pass the matrix, or k (and estimate_error=True for an estimate)")
+    gen = as_generator(rng)
+    with serial_blas():
+        norm2 = ops.frobenius2()
+        if norm2 is not None and not math.isfinite(norm2):
+            raise ValueError("A's squared Frobenius norm overflows float64; scale A down")
+        out = krylov_core(ops, A.shape, dtype, k=k, tol=tol, passes=passes,
+                          block_size=block_size, gen=gen, norm2=norm2, rtol=rtol,
+                          max_passes=max_passes)
+        return finish(out, ops, tol, estimate_error, gen, dtype, stacklevel + 1)
+
+
+def check_parameters(shape, k, tol, passes, block_size, estimate_error):
+    """``(k, tol, passes, block_size)`` of :func:`krylov_svd`, checked, with
+    the default block size."""
+    m, n = shape
     if m == 0 or n == 0:
         raise ValueError(f"A must have at least one row and one column, got shape {(m, n)}")
     tol = check_tol(tol)
@@ -601,19 +631,7 @@ def _krylov_svd(A, k, *, tol, passes, block_size, rng, estimate_error, rtol=_CON
                 f"components, fewer than k={k}")
     if not isinstance(estimate_error, (bool, np.bool_)):
         raise TypeError(f"estimate_error must be a bool, got {estimate_error!r}")
-    ops = KrylovProducts(A, dtype)
-    if tol is not None and ops.kind == "operator":
-        raise ValueError("tol needs ||A||_F, which a LinearOperator does not give: "
-                         "pass the matrix, or k (and estimate_error=True for an estimate)")
-    gen = as_generator(rng)
-    with serial_blas():
-        norm2 = ops.frobenius2()
-        if norm2 is not None and not math.isfinite(norm2):
-            raise ValueError("A's squared Frobenius norm overflows float64; scale A down")
-        out = krylov_core(ops, (m, n), dtype, k=k, tol=tol, passes=passes,
-                          block_size=block_size, gen=gen, norm2=norm2, rtol=rtol,
-                          max_passes=max_passes)
-        return finish(out, ops, tol, estimate_error, gen, dtype, stacklevel + 1)
+    return k, tol, passes, block_size
 
 
 def finish(out, ops, tol, estimate_error, gen, dtype, stacklevel=3):
