@@ -25,12 +25,16 @@ import time
 from pathlib import Path
 
 from . import datasets as ds
-from . import cur, estimate, eta, gmr, investigate, kernel, spsd_table, svd
+from . import cur, estimate, eta, gmr, investigate, kernel, spsd_table, svd, svd_passes
 from .runs import ConfigError, write_run
 
-SWEEPS = {m.NAME: m for m in (gmr, kernel, spsd_table, eta, svd, estimate, cur, investigate)}
+SWEEPS = {m.NAME: m for m in (gmr, kernel, spsd_table, eta, svd, estimate, cur, investigate,
+                              svd_passes)}
+# sweeps that a sub-command runs after its own (svd: error against passes over A)
+COMPANIONS = {"svd": ("svd-passes",)}
 # reproduce runs the sweeps on the same data back to back (the loader caches files)
-ORDER = ("gmr", "svd", "estimate", "cur", "kernel", "spsd-table", "eta", "investigate")
+ORDER = ("gmr", "svd", "svd-passes", "estimate", "cur", "kernel", "spsd-table", "eta",
+         "investigate")
 # the sweeps that take --gamma (RBF kernels)
 KERNEL_SWEEPS = ("kernel", "spsd-table", "eta", "estimate", "investigate")
 
@@ -166,7 +170,7 @@ def _options(args, name):
     keys = {"gmr": ("c", "grid", "storage"), "svd": ("k", "grid", "storage"),
             "kernel": ("k", "grid", "gamma"), "spsd-table": ("k", "grid", "gamma"),
             "eta": ("k", "gamma"), "estimate": ("gamma",), "cur": ("k", "grid"),
-            "investigate": ("gamma", "study")}[name]  # fmt: skip
+            "investigate": ("gamma", "study"), "svd-passes": ("k",)}[name]  # fmt: skip
     return {k: getattr(args, k, None) for k in keys if getattr(args, k, None) is not None}
 
 
@@ -272,6 +276,13 @@ def _dispatch(args):
         rows = run_sweep(args.command, args)
         if rows:  # its figure, and REPORT.md over every sweep found under --out
             figures = plotting.plot_sweep(args.command, rows, args.out / "figures")
+            for name in COMPANIONS.get(args.command, ()):
+                try:
+                    more = run_sweep(name, args)
+                except ds.NoDataError:
+                    print(f"{name}: skipped, no data set found", file=sys.stderr)
+                    continue
+                figures += plotting.plot_sweep(name, more, args.out / "figures")
             print(f"figures: {len(figures)} PNG files in {args.out / 'figures'}")
             print(f"report: {report.write_report(args.out)}")
         return 0

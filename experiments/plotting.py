@@ -21,7 +21,8 @@ from . import paper
 from .analysis import curve, fit_power_law, group
 from .runs import read_run
 
-SWEEP_NAMES = ("gmr", "kernel", "spsd-table", "eta", "svd", "estimate", "cur", "investigate")
+SWEEP_NAMES = ("gmr", "kernel", "spsd-table", "eta", "svd", "estimate", "cur", "investigate",
+               "svd-passes")
 # the paper's numbers: black crosses, drawn over the axes' edges too
 PAPER = {"color": "black", "marker": "X", "ms": 8, "ls": "none", "clip_on": False, "zorder": 5}
 
@@ -287,6 +288,8 @@ def plot_sweep(name, rows, folder):
         return plot_investigate(rows, folder)
     if name == "estimate":
         return plot_estimate(rows, folder)
+    if name == "svd-passes":
+        return plot_svd_passes(rows, folder)
     if name == "cur":
         rows = [r for r in rows if r["part"] == "sweep"]
     extra = []
@@ -444,3 +447,62 @@ def plot_all(out):
         if rows:
             written += plot_sweep(name, rows, out / "figures")
     return written
+
+
+PASSES_STYLE = {
+    "fast": ("Fast SP-SVD (1 pass)", "tab:blue", "o"),
+    "practical": ("Practical SP-SVD (1 pass)", "tab:red", "s"),
+    "three-sketch": ("three-sketch (1 pass)", "tab:green", "^"),
+    "randomized_svd": ("sklearn randomized_svd, n_iter = 0..7", "tab:purple", "-"),
+    "krylov_svd": ("sketchlab krylov_svd", "black", "-"),
+}
+
+
+def draw_svd_passes(axes, rows):
+    """One data set: error ratio (left) and seconds (right) against passes over A."""
+    err_ax, time_ax = axes
+    floor = 1e-12  # converged answers reach the rounding of the exact residuals
+    for method, (label, color, style) in PASSES_STYLE.items():
+        sub = [r for r in rows if r["method"] == method and r["setting"] != "default"]
+        if not sub:
+            continue
+        cv_err = curve(sub, "passes", "error_ratio")
+        cv_time = curve(sub, "passes", "seconds")
+        err = np.maximum(cv_err["mean"], floor)
+        if style in ("-", "--"):
+            err_ax.plot(cv_err["x"], err, style, marker=".", color=color, label=label)
+            time_ax.plot(cv_time["x"], cv_time["mean"], style, marker=".", color=color,
+                         label=label)
+        else:
+            err_ax.plot(cv_err["x"], err, style, color=color, ms=7, ls="none", label=label)
+            time_ax.plot(cv_time["x"], cv_time["mean"], style, color=color, ms=7, ls="none",
+                         label=label)
+    default = [r for r in rows if r["method"] == "krylov_svd" and r["setting"] == "default"]
+    if default:
+        p = np.mean([r["passes"] for r in default])
+        err_ax.plot([p], [max(np.mean([r["error_ratio"] for r in default]), floor)], "*",
+                    color="black", ms=11, ls="none", label="krylov_svd, default stopping rule")
+        time_ax.plot([p], [np.mean([r["seconds"] for r in default])], "*", color="black",
+                     ms=11, ls="none")
+    err_ax.set_yscale("log")
+    err_ax.set_xlabel("passes over A")
+    err_ax.set_ylabel("||A - U S V^T||_F / ||A - A_k||_F - 1")
+    time_ax.set_xlabel("passes over A")
+    time_ax.set_ylabel("seconds (one process)")
+    r0 = rows[0]
+    err_ax.set_title(f"{title(r0['dataset'])}\nm = {r0['m']}, n = {r0['n']}, k = {r0['k']}",
+                     fontsize=9)
+    time_ax.set_title("time of the call", fontsize=9)
+
+
+def plot_svd_passes(rows, folder):
+    """``svd-passes.png``: a row of two panels (error, time) per data set."""
+    plt = _pyplot()
+    per_set = group(rows, "dataset")
+    fig, axes = plt.subplots(len(per_set), 2, figsize=(10, 4 * len(per_set)), squeeze=False)
+    for pair, (_, sub) in zip(axes, per_set.items()):
+        draw_svd_passes(pair, sub)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8)
+    fig.tight_layout(rect=(0, 0.08 / len(per_set), 1, 1))
+    return [_save(fig, Path(folder) / "svd-passes.png")]

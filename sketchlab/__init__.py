@@ -38,8 +38,10 @@ if TYPE_CHECKING:  # the names of _LAZY, so that type checkers see what they are
     from ._cur import CURDecomposition, cur
     from ._errors import ErrorEstimate
     from ._estimators import SinglePassSVD, SketchedNystroem
+    from ._estimators_svd import RandomizedTruncatedSVD
     from ._gmr import UnderdeterminedSketchWarning, fast_gmr, gmr, project_psd, project_symmetric
     from ._kernel_matrices import PairwiseKernel, RBFKernel
+    from ._krylov import InaccurateSVDWarning, krylov_svd
     from ._leverage import leverage_scores
     from ._residuals import gmr_error_ratio, gmr_residual, lowrank_residual
     from ._sketch_state import SketchState
@@ -84,6 +86,9 @@ _LAZY = {
     "three_sketch_svd_sizes": "_svd",
     "SketchedNystroem": "_estimators",
     "SinglePassSVD": "_estimators",
+    "krylov_svd": "_krylov",
+    "InaccurateSVDWarning": "_krylov",
+    "RandomizedTruncatedSVD": "_estimators_svd",
 }
 
 __all__ = [

@@ -64,7 +64,7 @@ def _rebuild(cls, values, extras):
 
 
 SVDResult = result_type(
-    "SVDResult", ("U", "s", "Vt"), {"error_estimate": None, "passes": None},
+    "SVDResult", ("U", "s", "Vt"), {"error_estimate": None, "passes": None, "converged": None},
     """A truncated SVD ``A ~ U diag(s) Vt``: unpacks as ``U, s, Vt``.
 
     Attributes
@@ -80,6 +80,9 @@ SVDResult = result_type(
         (``estimate_error=True`` or ``tol=``); ``None`` otherwise.
     passes : int or None
         The passes made over A (1 for the single-pass methods).
+    converged : bool or None
+        Whether an iterative method's stopping rule was met within its
+        passes (:func:`~sketchlab.krylov_svd`); None for the others.
     """)
 
 GMRResult = result_type(

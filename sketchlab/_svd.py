@@ -256,6 +256,9 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
             Y = (TV_R @ Vt_N[:t].T) * s[:t]  # Theta V S, (q, t)
             estimate = from_probe_sketch(Z - LU[:, :t] @ Y.T, theta, norm=norm,
                                          left_size=None if phi is None else phi.sketch_size)
+            from ._krylov import warn_if_inaccurate  # names krylov_svd when ~ ||A||_F off
+
+            warn_if_inaccurate(estimate, stacklevel=4)
         dtype = state.dtype
         return (U.astype(dtype, copy=False), s[:t].astype(dtype),
                 Vt.astype(dtype, copy=False), estimate)

@@ -82,7 +82,7 @@ if TYPE_CHECKING:
     from ._validation import MatrixLike
 
 __all__ = ["sketch", "sketch_both", "sketch_state", "cur", "fast_sp_svd", "practical_sp_svd",
-           "three_sketch_svd"]
+           "three_sketch_svd", "krylov_svd"]
 
 # Partial sketches summed by one reduction task: a tree of depth
 # log_8(chunks), and at most 9 partials in a worker's memory per task.
@@ -955,3 +955,107 @@ def cur(A: da.Array | MatrixLike, c: int, r: int | None = None, *, k: int | None
         estimate = ResidualProbe(phi, theta, state["probe"], C, R, state.norm).estimate(U)
     return CURDecomposition(columns, rows, np.asarray(C), U, np.asarray(R), select=select,
                             core=core, error_estimate=estimate)
+
+
+# ---------------------------------------------------------------------------
+# Block Krylov SVD: one pass over the chunks per product
+# ---------------------------------------------------------------------------
+
+
+def _krylov_chunk(raw, where, offsets, shape, payload, dtype):
+    """The chunk's share of ``A @ W`` (rows i0:i0+h, from ``X W[j0:j0+w]``)
+    or of ``A^T @ Z`` (rows j0:j0+w, from ``X^T Z[i0:i0+h]``), and with
+    ``squares`` its sum of squares (the first pass also gives ||A||_F^2)."""
+    from ._config import serial_blas
+
+    side, W, squares = payload
+    block = _as_block(raw, where, shape, dtype)
+    (i0, j0), (h, w) = offsets, shape
+    with serial_blas():  # the same sums whatever the worker's BLAS threads
+        if side == "right":
+            part = np.asarray(block @ W[j0:j0 + w], dtype=dtype)
+        else:
+            part = np.asarray(block.T @ W[i0:i0 + h], dtype=dtype)
+    out = {"prod": part}
+    if squares:
+        from ._linalg import squared_frobenius
+
+        out["sq"] = np.array(squared_frobenius(block))
+    return out
+
+
+class _KrylovChunks:
+    """``A @ W`` and ``A.T @ Z`` of a dask A, each one pass over its chunks
+    (partial products summed in fixed trees); the first pass also sums the
+    squares of the entries, for ``||A||_F^2``."""
+
+    def __init__(self, A, dtype, scheduler):
+        self.A, self.dtype, self.scheduler = A, dtype, scheduler
+        self.shape = A.shape
+        self.norm2 = None
+        self.count = 0
+
+    def _run(self, side, W):
+        squares = self.norm2 is None
+        self.count += 1
+        name = f"krylov-{side}-{tokenize(self.A, W, self.count)}"
+        graph = _Pass(self.A, name, _krylov_chunk, (side, W, squares), self.dtype,
+                      outputs=("prod", "sq") if squares else ("prod",))
+        rows, cols = len(graph.grid), len(graph.grid[0])
+        if side == "right":  # row block bi: the sum over bj
+            keys = [graph.tree_sum([graph.grid[bi][bj]["prod"] for bj in range(cols)], f"r{bi}")
+                    for bi in range(rows)]
+        else:
+            keys = [graph.tree_sum([graph.grid[bi][bj]["prod"] for bi in range(rows)], f"c{bj}")
+                    for bj in range(cols)]
+        sq = graph.tree_sum([part["sq"] for line in graph.grid for part in line], "sq") \
+            if squares else None
+        parts, total = graph.compute([keys, sq], self.scheduler)
+        if squares:
+            self.norm2 = float(total)
+        return np.concatenate([_writable(np.asarray(x)) for x in parts], axis=0)
+
+    def right(self, W):
+        return self._run("right", np.ascontiguousarray(W, dtype=self.dtype))
+
+    def left(self, Z):
+        return self._run("left", np.ascontiguousarray(Z, dtype=self.dtype))
+
+
+def krylov_svd(A: da.Array | MatrixLike, k: int | None = None, *, tol: float | None = None,
+               passes: int | None = None, block_size: int | None = None,
+               rng: None | int | np.random.Generator = None, estimate_error: bool = False,
+               scheduler: Any = None) -> Any:
+    """:func:`sketchlab.krylov_svd` of a dask array: each pass over A (one
+    product with A or A^T) is one pass over its chunks.
+
+    Same parameters and result as the in-memory function (the same answer
+    for the same ``rng``, up to the rounding of the partial sums: 1e-10 and
+    better); ``||A||_F^2`` is summed in the first pass.  ``scheduler`` as in
+    :func:`sketch`.  Input that is not a dask array runs in memory.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, sketchlab
+    >>> X = np.random.default_rng(0).standard_normal((400, 60)) * 0.8 ** np.arange(60)
+    >>> res = sketchlab.dask.krylov_svd(da.from_array(X, chunks=(100, 30)), 4, rng=0,
+    ...                                 scheduler="sync")
+    >>> bool(np.allclose(res.s, sketchlab.krylov_svd(X, 4, rng=0).s, rtol=1e-10))
+    True
+    """
+    from . import _krylov
+    from ._config import serial_blas
+    from ._validation import as_generator
+
+    if not _is_dask_array(A):
+        return _krylov.krylov_svd(A, k, tol=tol, passes=passes, block_size=block_size, rng=rng,
+                                  estimate_error=estimate_error)
+    dtype = _check_array(A)
+    k, tol, passes, block_size = _krylov.check_parameters(A.shape, k, tol, passes, block_size,
+                                                          estimate_error)
+    gen = as_generator(rng)
+    ops = _KrylovChunks(A, dtype, scheduler)
+    with serial_blas():
+        out = _krylov.krylov_core(ops, A.shape, dtype, k=k, tol=tol, passes=passes,
+                                  block_size=block_size, gen=gen, norm2=lambda: ops.norm2)
+        return _krylov.finish(out, ops, tol, estimate_error, gen, dtype, stacklevel=3)
