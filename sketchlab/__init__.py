@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the names of _LAZY, so that type checkers see what they are
     from ._gmr import UnderdeterminedSketchWarning, fast_gmr, gmr, project_psd, project_symmetric
     from ._kernel_matrices import PairwiseKernel, RBFKernel
     from ._leverage import leverage_scores
+    from ._lstsq import LstsqResult, SketchPreconditioner, lstsq, sketch_preconditioner
     from ._residuals import gmr_error_ratio, gmr_residual, lowrank_residual
     from ._sketch_state import SketchState
     from ._spsd import SPSDApproximation, eta, fast_spsd, faster_spsd, nystrom, optimal_spsd
@@ -84,6 +85,10 @@ _LAZY = {
     "three_sketch_svd_sizes": "_svd",
     "SketchedNystroem": "_estimators",
     "SinglePassSVD": "_estimators",
+    "lstsq": "_lstsq",
+    "sketch_preconditioner": "_lstsq",
+    "LstsqResult": "_lstsq",
+    "SketchPreconditioner": "_lstsq",
 }
 
 __all__ = [
