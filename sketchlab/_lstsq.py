@@ -64,11 +64,20 @@ __all__ = ["lstsq", "sketch_preconditioner", "LstsqResult", "SketchPreconditione
 METHODS = ("fossils", "spir", "blendenpik", "sketch-and-solve")
 
 # Epperly, Meier and Nakatsukasa's defaults: a sparse sign embedding with 8
-# nonzeros per column and d = 12 n rows.
+# nonzeros per column and d = 12 n rows ...
 _SKETCH_FACTOR = 12
 _NNZ_PER_COL = 8
-# refinement rounds of FOSSILS and SPIR
-_ROUNDS = 2
+# ... but a sketch of at most a quarter of A's stored entries, down to
+# d = 4 n (Blendenpik's ratio), so that it never outweighs A: a CSR A of
+# 1e6 x 1000 with 1e7 nonzeros (118 MiB) would get a 96 MiB sketch at 12 n
+_MIN_SKETCH_FACTOR = 4
+_SKETCH_SHARE = 0.25
+_SMALL_SKETCH = 1 << 20  # entries of a sketch too small to matter: always 12 n
+# rows of A sketched at a time, times the sketch's nonzeros per column
+_SKETCH_BLOCK_ENTRIES = 1 << 19
+# refinement rounds of FOSSILS and SPIR: two (the paper's), up to four
+# when the second stalls above tol
+_MAX_ROUNDS = 4
 # the backward error is estimated every this many inner iterations of the last round
 _CHECK_EVERY = 5
 _DEFAULT_MAXITER = 200
@@ -215,7 +224,17 @@ def _check_problem(A, b, damp):
     return _Problem(A, B, b.ndim == 1, _check_damp(damp))
 
 
-def _check_sketch(sketch, sketch_size, m, n):
+def default_sketch_size(entries, n):
+    """``12 n``, or less (down to ``4 n``) when a sketch that large (more than
+    ``2**20`` entries) would exceed a quarter of the ``entries`` A stores."""
+    full = _SKETCH_FACTOR * n
+    if full * n <= _SMALL_SKETCH:
+        return full
+    fits = int(_SKETCH_SHARE * entries) // n
+    return max(_MIN_SKETCH_FACTOR * n, min(full, fits))
+
+
+def _check_sketch(sketch, sketch_size, m, n, A_entries):
     """(kind name or operator, sketch size)."""
     from ._registry import SKETCH_KINDS
 
@@ -231,9 +250,13 @@ def _check_sketch(sketch, sketch_size, m, n):
         if sketch is None:
             sketch = "osnap"
         check_choice(sketch, "sketch", [k for k in SKETCH_KINDS if k != "leverage"])
-        size = _SKETCH_FACTOR * n if sketch_size is None else sketch_size
+        size = default_sketch_size(A_entries, n) if sketch_size is None else sketch_size
     size = check_int(size, "sketch_size", n, 2**30)
     return sketch, size
+
+
+def _entries(A):
+    return int(A.nnz) if sp.issparse(A) else A.shape[0] * A.shape[1]
 
 
 def _check_maxiter(maxiter):
@@ -379,14 +402,28 @@ def _sketch(problem, S, with_rhs=True):
     dtype = problem.dtype
     k = B.shape[1] if with_rhs else 0
     d = S.sketch_size
-    rows = d + (n if damp else 0)
-    M = np.zeros((rows, n + k), dtype=dtype, order="F")
-    S.apply(A, axis=0, out=M[:d, :n], check_finite=False)
-    if with_rhs:
-        S.apply(B, axis=0, out=M[:d, n:], check_finite=False)
+    # S [A, b] in row blocks of A: the operator's tables then exist for one
+    # block at a time (for all of A they would take some 28 bytes per row and
+    # nonzero per column), and the loops write the row-major sketch directly
+    SAB = np.zeros((d, n + k), dtype=dtype)
+    step = max(1, _SKETCH_BLOCK_ENTRIES // max(1, getattr(S, "nnz_per_col", 1)))
+    if sp.issparse(A) and A.format == "csc":  # row slices of CSC read all of A
+        step = m
+    for r0 in range(0, m, step):
+        r1 = min(m, r0 + step)
+        S.apply(A[r0:r1], axis=0, offset=r0, out=SAB[:, :n], accumulate=True,
+                check_finite=False)
+        if with_rhs:
+            S.apply(B[r0:r1], axis=0, offset=r0, out=SAB[:, n:], accumulate=True,
+                    check_finite=False)
+    # LAPACK's QR wants column-major: one copy (with the damping rows), then in place
+    M = np.zeros((d + (n if damp else 0), n + k), dtype=dtype, order="F")
+    M[:d] = SAB
+    del SAB
     if damp:
         M[d + np.arange(n), np.arange(n)] = damp
     R = sla.qr(M, mode="r", overwrite_a=True, check_finite=False)[0]
+    del M
     if R.shape[0] < n + k:  # fewer sketch rows than n + k: pad the triangle
         R = np.vstack([R, np.zeros((n + k - R.shape[0], n + k), dtype=dtype)])
     Ur, s, Vt = sla.svd(R[:n, :n], full_matrices=False, check_finite=False,
@@ -476,43 +513,51 @@ class _Refinement:
         return Rres, G, be
 
     def run(self, inner, X):
+        """Refinement rounds from X: the first ends on the paper's step rule,
+        the later ones on the backward error (at ``tol``, or when it stops
+        halving); a third or fourth round runs only when the second stalls
+        above ``tol`` (a fresh residual lowers the floor of the next)."""
         sk = self.sk
         Rres, G, be = self.state(X)
         s_max, s_min = float(sk.s[0]), float(sk.sreg[-1])
         eps = np.finfo(self.problem.dtype).eps
-        for round_ in range(_ROUNDS):
+        for round_ in range(_MAX_ROUNDS):
             if be.max() <= self.tol or self.iterations >= self.maxiter:
                 break
-            last = round_ == _ROUNDS - 1
+            first = round_ == 0
             c = (self.Vr.T @ (G - sk.reg ** 2 * X)) / self.sreg[:, None]
             # first round: stop once the steps are below what the next
             # round's fresh residual can resolve (the paper's rule)
             xn, rn = _col_norms(X), _col_norms(Rres)
             small = eps * (s_max * xn + 0.04 * (s_max / s_min) * rn)
-            dy, checked, previous = None, None, np.inf
+            dy, best, at_check = None, None, False
             for step_count, (dy, step) in enumerate(inner(self, c), start=1):
                 self.iterations += 1
-                if self.iterations >= self.maxiter:
-                    break
-                if not last and np.all(_col_norms(step) <= small):
-                    break
-                if last and step_count % _CHECK_EVERY == 0:
+                at_check = not first and step_count % _CHECK_EVERY == 0
+                if at_check:
                     trial = X + self.to_x(dy)
                     checked = (trial, *self.state(trial))
                     now = checked[3].max()
                     # done at the target, or when 5 more steps (which shrink
                     # the error some 100-fold) no longer halve the estimate:
                     # rounding in the residual bounds it from below there
-                    if now <= self.tol or now > 0.5 * previous:
+                    stalled = best is not None and now > 0.5 * best[3].max()
+                    if best is None or now < best[3].max():
+                        best = checked
+                    if now <= self.tol or stalled:
                         break
-                    previous = now
-                    checked = None
-            if checked is not None:
-                X, Rres, G, be = checked
-            else:
-                if dy is not None:
-                    X = X + self.to_x(dy)
-                Rres, G, be = self.state(X)
+                if self.iterations >= self.maxiter:
+                    break
+                if first and np.all(_col_norms(step) <= small):
+                    break
+            if dy is None:
+                break
+            if not at_check:  # the last iterate was not checked yet
+                trial = X + self.to_x(dy)
+                checked = (trial, *self.state(trial))
+                if best is None or checked[3].max() < best[3].max():
+                    best = checked
+            X, Rres, G, be = best
         return X, Rres, be
 
 
@@ -522,8 +567,16 @@ def _heavy_ball(ref, c):
     alpha = (1.0 - beta) ** 2  # damping
     dy = c.copy()
     previous = c.copy()
+    first = None
     while True:
         step = alpha * (c - ref.matvec(dy)) + beta * (dy - previous)
+        size = float(np.max(_col_norms(step)))
+        first = size if first is None else first
+        if size > 100 * first:
+            # growing steps: the sketch distorts more than n / d predicts and
+            # the fixed parameters diverge; conjugate gradients need none
+            yield from _conjugate_gradients(ref, c)
+            return
         previous = dy
         dy = dy + step
         yield dy, step
@@ -646,7 +699,9 @@ def lstsq(A: MatrixLike, b: ArrayLike, *, damp: float = 0.0, method: str = "foss
     sketch_size : int, optional
         Rows ``d`` of the sketch, in ``[n, 2**30]``; default ``12 n``
         (Epperly, Meier and Nakatsukasa's choice: the heavy ball converges at
-        the rate ``sqrt(n / d)`` per iteration).
+        the rate ``sqrt(n / d)`` per iteration), reduced down to ``4 n``
+        where ``12 n^2`` would exceed a quarter of A's stored entries (so
+        that the sketch, ``d x n`` dense, stays well below A's size).
     tol : float, optional
         Target relative backward error in (0, 1); default the machine epsilon
         of the working dtype.  The iterations stop once the Karlson-Walden
@@ -676,9 +731,11 @@ def lstsq(A: MatrixLike, b: ArrayLike, *, damp: float = 0.0, method: str = "foss
     Notes
     -----
     Cost: one sketch (``O(8 nnz(A))``), a QR of the ``d x (n + k)`` sketch
-    and an SVD of its ``n x n`` triangle (``O(d n^2)``), then two products
-    with A per inner iteration (``O(nnz(A) k)`` each).  Memory: the sketch
-    and a few m x k and n x k blocks besides A.
+    and an SVD of its ``n x n`` triangle (``O(d n^2)``), then one pass over
+    A per inner iteration (``A^T (A z)`` for a C-ordered dense or a CSR A;
+    two passes for CSC or F-ordered A) and two per refinement round and
+    backward-error check.  Memory besides A: two copies of the ``d x n``
+    sketch at its peak, and a few ``m x k`` and ``n x k`` blocks.
 
     Precision: float32 A and b are solved in float32 (x is float32, backward
     stable to float32's epsilon); any other combination in float64 (a
@@ -722,7 +779,7 @@ def lstsq(A: MatrixLike, b: ArrayLike, *, damp: float = 0.0, method: str = "foss
     problem = _check_problem(A, b, damp)
     method = check_choice(method, "method", METHODS)
     m, n = problem.shape
-    sketch, size = _check_sketch(sketch, sketch_size, m, n)
+    sketch, size = _check_sketch(sketch, sketch_size, m, n, _entries(problem.A))
     eps = float(np.finfo(problem.dtype).eps)
     tol = check_tol(tol)
     tol = eps if tol is None else tol
@@ -773,7 +830,7 @@ def sketch_preconditioner(A: MatrixLike, *, damp: float = 0.0,
         ``(m + n, r)``: pass ``b`` padded with n zeros.
     sketch, sketch_size, rng
         As in :func:`lstsq` (default: OSNAP, 8 nonzeros per column,
-        ``d = 12 n``).
+        ``d = 12 n``, less for a sparse A with few nonzeros per column).
 
     Returns
     -------
@@ -814,7 +871,7 @@ def sketch_preconditioner(A: MatrixLike, *, damp: float = 0.0,
     m, n = A.shape
     dtype = A.dtype
     problem = _Problem(A, np.zeros((m, 0), dtype=dtype), False, damp)
-    sketch, size = _check_sketch(sketch, sketch_size, m, n)
+    sketch, size = _check_sketch(sketch, sketch_size, m, n, _entries(problem.A))
     seed = check_random_state(rng)
     S = _make_operator(sketch, size, m, seed)
     with serial_blas(), trusted(A):

@@ -78,6 +78,15 @@ def test_stable_methods_match_scipy(method, cond, res):
     assert sol.method == method and sol.sketch_size == 12 * 30 and sol.rank == 30
 
 
+def test_default_sketch_size():
+    from sketchlab._lstsq import default_sketch_size
+
+    assert default_sketch_size(200000 * 500, 500) == 12 * 500
+    assert default_sketch_size(10**7, 1000) == 4 * 1000  # a sparse A: the sketch stays small
+    assert default_sketch_size(4 * 10**6, 1000) == 4 * 1000
+    assert default_sketch_size(24000, 30) == 12 * 30  # small sketches: always 12 n
+
+
 def test_sketch_and_solve_is_worse_at_high_condition_number():
     A, b, _ = ls_problem(800, 30, 1e12, 1e-6)
     be_ref = kw_backward_error(A, b, sla.lstsq(A, b)[0])
@@ -328,7 +337,7 @@ def test_preconditioner_with_lsqr_and_lsmr():
     pre = sketch_preconditioner(A, rng=26)
     AP, P = pre
     assert AP.shape == (2000, 40) and P.shape == (40, 40)
-    assert pre.rank == 40 and pre.sketch_size == 480
+    assert pre.rank == 40 and pre.sketch_size == 480  # 12 n
     y, istop, itn = lsqr(AP, b, atol=1e-14, btol=1e-14, iter_lim=200)[:3]
     assert itn < 40
     x = P @ y
