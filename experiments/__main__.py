@@ -5,7 +5,8 @@ Sub-commands: ``gmr``, ``kernel``, ``spsd-table``, ``eta``, ``svd``, ``estimate`
 each, writing ``OUT/<name>/<name>.csv`` and ``run.json``, its figures under
 ``OUT/figures``, and ``OUT/REPORT.md`` over the sweeps found), ``investigate``
 (the studies behind the report's explanations of its disagreements),
-``reproduce`` (all of these on the data that is present, then the figures and
+``lstsq`` (sketched least squares against the condition number; no data
+set), ``reproduce`` (all of these on the data that is present, then the figures and
 ``OUT/REPORT.md``), ``plot`` (figures from the CSV alone), ``report``
 (``REPORT.md`` from the CSV alone), ``datasets`` (the registry and what is on
 disk) and ``download``.
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from . import datasets as ds
 from . import cur, estimate, eta, gmr, investigate, kernel, spsd_table, svd, svd_passes
+from . import lstsq as lstsq_sweep
 from .runs import ConfigError, write_run
 
 SWEEPS = {m.NAME: m for m in (gmr, kernel, spsd_table, eta, svd, estimate, cur, investigate,
@@ -133,6 +135,17 @@ def build_parser():
     p.add_argument("--gamma", type=_positive_float, help="RBF scale for files given by path")
     p.add_argument("--study", action="append", choices=investigate.STUDIES,
                    help="run only this study; repeatable (default: all)")
+    p = sub.add_parser("lstsq", help="sketched least squares (sketch-and-solve, "
+                       "sketch-and-precondition, SPIR, FOSSILS) against scipy.linalg.lstsq: "
+                       "forward, residual and backward error against the condition number")
+    p.add_argument("--reps", type=_positive_int, help="repetitions per point (default 3)")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    p.add_argument("--quick", action="store_true", help="small problems, fewer points")
+    p.add_argument("--out", type=Path, default=Path("results"),
+                   help="output directory (default results/)")
+    p.add_argument("--m", type=_positive_int, help="rows of A (default 4000; 1000 with --quick)")
+    p.add_argument("--n", type=_positive_int, help="columns of A (default 50; 20 with --quick)")
+    _progress_options(p)
     p = sub.add_parser("reproduce", parents=[common], help="every sweep, figures and REPORT.md")
     p.add_argument("--gamma", type=_positive_float, help="RBF scale for files given by path")
     for name, text in (("plot", "redraw the figures from the CSV files"),
@@ -272,6 +285,8 @@ def _results_dir(out):
 def _dispatch(args):
     from . import plotting, report
 
+    if args.command == "lstsq":
+        return lstsq_sweep.main(args, show_progress(args))
     if args.command in SWEEPS:
         rows = run_sweep(args.command, args)
         if rows:  # its figure, and REPORT.md over every sweep found under --out

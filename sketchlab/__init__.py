@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the names of _LAZY, so that type checkers see what they are
     from ._kernel_matrices import PairwiseKernel, RBFKernel
     from ._krylov import InaccurateSVDWarning, krylov_svd
     from ._leverage import leverage_scores
+    from ._lstsq import LstsqResult, SketchPreconditioner, lstsq, sketch_preconditioner
     from ._residuals import gmr_error_ratio, gmr_residual, lowrank_residual
     from ._sketch_state import SketchState
     from ._spsd import SPSDApproximation, eta, fast_spsd, faster_spsd, nystrom, optimal_spsd
@@ -89,6 +90,10 @@ _LAZY = {
     "krylov_svd": "_krylov",
     "InaccurateSVDWarning": "_krylov",
     "RandomizedTruncatedSVD": "_estimators_svd",
+    "lstsq": "_lstsq",
+    "sketch_preconditioner": "_lstsq",
+    "LstsqResult": "_lstsq",
+    "SketchPreconditioner": "_lstsq",
 }
 
 __all__ = [

@@ -1,0 +1,881 @@
+"""Least squares to full accuracy from a sketch: sketch-and-precondition.
+
+A sketch ``S A`` (``d x n``, ``d`` a small multiple of ``n``) of a tall ``A``
+gives, through its thin SVD ``S A = U diag(s) V^T``, the preconditioner
+``P = V diag(1/s)``: ``A P`` has condition number ``(1 + eps) / (1 - eps)``
+for a subspace embedding of distortion ``eps``.  Four solvers share it:
+
+- ``"sketch-and-solve"``: ``x = argmin ||S (A x - b)||`` (no iteration; a
+  ``(1 + eps)``-optimal residual, a forward error that grows with the
+  condition number);
+- ``"blendenpik"``: LSQR on ``A P`` started at the sketch-and-solve answer
+  (Avron, Maymounkov and Toledo 2010, with the warm start of Meier,
+  Nakatsukasa, Townsend and Webb 2024, who showed it is not backward stable);
+- ``"spir"``: sketch-and-precondition with iterative refinement (Epperly,
+  Meier and Nakatsukasa 2024): two rounds of conjugate gradients on the
+  preconditioned normal equations of the correction, each started from a
+  freshly computed residual ``b - A x``;
+- ``"fossils"``: the same two refinement rounds with Polyak's heavy-ball
+  iteration, damping ``(1 - n/d)^2`` and momentum ``n/d`` (the same paper's
+  FOSSILS), backward stable.
+
+Notation in the code: ``V``, ``s`` the sketch's right singular vectors and
+singular values, ``sreg = sqrt(s^2 + reg^2)`` (FOSSILS's regularization of a
+sketch whose condition number exceeds ``1 / (30 eps)``), ``c`` the
+preconditioned gradient, ``dy`` the correction in preconditioned coordinates
+(``dx = V (dy / sreg)``).
+
+Everything that decides ``x`` runs on one BLAS thread or in Numba loops whose
+result does not depend on the thread count, so ``x`` is bit for bit the same
+for any number of threads.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from ._config import serial_blas
+from ._operators import SketchOperator
+from ._results import result_type
+from ._validation import (
+    as_matrix,
+    check_choice,
+    check_int,
+    check_random_state,
+    check_sketchable,
+    check_tol,
+    trusted,
+)
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+    from scipy.sparse.linalg import LinearOperator
+
+    from ._validation import MatrixLike, RNGLike
+
+__all__ = ["lstsq", "sketch_preconditioner", "LstsqResult", "SketchPreconditioner", "METHODS"]
+
+METHODS = ("fossils", "spir", "blendenpik", "sketch-and-solve")
+
+# Epperly, Meier and Nakatsukasa's defaults: a sparse sign embedding with 8
+# nonzeros per column and d = 12 n rows ...
+_SKETCH_FACTOR = 12
+_NNZ_PER_COL = 8
+# ... but a sketch of at most a quarter of A's stored entries, down to
+# d = 4 n (Blendenpik's ratio), so that it never outweighs A: a CSR A of
+# 1e6 x 1000 with 1e7 nonzeros (118 MiB) would get a 96 MiB sketch at 12 n
+_MIN_SKETCH_FACTOR = 4
+_SKETCH_SHARE = 0.25
+_SMALL_SKETCH = 1 << 20  # entries of a sketch too small to matter: always 12 n
+# rows of A sketched at a time, times the sketch's nonzeros per column
+_SKETCH_BLOCK_ENTRIES = 1 << 19
+# refinement rounds of FOSSILS and SPIR: two (the paper's), up to four
+# when the second stalls above tol
+_MAX_ROUNDS = 4
+# the backward error is estimated every this many inner iterations of the last round
+_CHECK_EVERY = 5
+_DEFAULT_MAXITER = 200
+
+LstsqResult = result_type(
+    "LstsqResult", ("x", "residual_norm"),
+    {"backward_error": None, "iterations": 0, "converged": False, "method": None,
+     "sketch_size": None, "rank": None},
+    """The solution of a least-squares problem: unpacks as ``x, residual_norm``.
+
+    Attributes
+    ----------
+    x : ndarray of shape (n,) or (n, k)
+        The solution (one column per column of b).
+    residual_norm : float or ndarray of shape (k,)
+        ``||b - A x||_2`` (per column of b; the damping term is not included),
+        computed from the returned ``x``.
+    backward_error : float
+        The Karlson-Walden estimate of the relative backward error
+        ``min ||dA||_F / ||A||_F`` over the ``dA`` for which ``x`` solves the
+        problem with ``A + dA`` exactly (the largest over the columns of b),
+        computed with the sketch's singular values and vectors in place of
+        A's; within a small constant factor of the true value (Karlson and
+        Walden 1997; Epperly, Meier and Nakatsukasa 2024, Section 5).
+    iterations : int
+        Inner iterations (each one product with A and one with A^T), summed
+        over the refinement rounds; 0 for ``"sketch-and-solve"``; for
+        ``"blendenpik"`` the most LSQR iterations over the columns of b.
+    converged : bool
+        Whether ``backward_error`` reached ``tol``.
+    method : str
+        The method used.
+    sketch_size : int
+        The rows ``d`` of the sketch.
+    rank : int
+        The numerical rank found in the sketch (``n`` unless A is numerically
+        rank deficient).
+    """)
+
+SketchPreconditioner = result_type(
+    "SketchPreconditioner", ("AP", "P"),
+    {"singular_values": None, "rank": None, "sketch_size": None},
+    """A sketch-based right preconditioner: unpacks as ``AP, P``.
+
+    Attributes
+    ----------
+    AP : scipy.sparse.linalg.LinearOperator of shape (m, r), or (m + n, r) with damping
+        ``A P`` (``[A; damp I] P`` when ``damp > 0``), with condition number
+        close to 1; hand it to ``scipy.sparse.linalg.lsqr`` or ``lsmr``.
+    P : scipy.sparse.linalg.LinearOperator of shape (n, r)
+        Maps the solution ``y`` of ``min ||A P y - b||`` to ``x = P y``.
+    singular_values : ndarray of shape (r,)
+        The sketch's singular values (estimates of A's within the embedding's
+        distortion).
+    rank : int
+        ``r``, the numerical rank of the sketch.
+    sketch_size : int
+        The rows ``d`` of the sketch.
+    """)
+
+
+@dataclass
+class _Problem:
+    """A validated problem: ``A`` (m x n), ``B`` (m x k), in the working dtype."""
+
+    A: Any
+    B: np.ndarray
+    vector: bool  # b was 1-D
+    damp: float
+    ops: Any = None  # the _Products of A
+
+    def __post_init__(self):
+        self.ops = _Products(self.A)
+
+    @property
+    def shape(self):
+        return self.A.shape
+
+    @property
+    def dtype(self):
+        return self.B.dtype
+
+
+@dataclass
+class _Sketched:
+    """What the sketch gives: the preconditioner and the sketch-and-solve answer."""
+
+    V: np.ndarray  # n x n right singular vectors of the (augmented) sketch
+    s: np.ndarray  # n singular values, non-increasing
+    rank: int
+    reg: float  # FOSSILS's regularization (0 for a sketch of moderate condition)
+    x0: np.ndarray  # n x k sketch-and-solve solution
+    sketch_size: int
+
+    @property
+    def Vr(self):
+        return self.V[:, :self.rank]
+
+    @property
+    def sreg(self):
+        s = self.s[:self.rank]
+        return np.sqrt(s * s + self.reg * self.reg) if self.reg else s
+
+
+# -- validation ---------------------------------------------------------------
+
+
+def _check_damp(damp):
+    if isinstance(damp, (bool, np.bool_)) or not isinstance(damp, numbers.Real):
+        raise TypeError(f"damp must be a real number >= 0, got {damp!r}")
+    value = float(damp)
+    if not (np.isfinite(value) and value >= 0):
+        raise ValueError(f"damp must be a finite number >= 0, got {damp!r}")
+    return value
+
+
+def _check_matrix(A):
+    A = as_matrix(A, "A")
+    m, n = A.shape
+    if m == 0 or n == 0:
+        raise ValueError(f"A must have at least one row and one column, got shape {A.shape}")
+    if m < n:
+        raise ValueError(
+            f"A must be tall (rows >= columns) for a sketched least-squares solve, got shape "
+            f"{A.shape}; for an underdetermined system use scipy.linalg.lstsq or "
+            "scipy.sparse.linalg.lsqr (minimum-norm solution)"
+        )
+    check_sketchable(A.shape, "A")
+    return A
+
+
+def _check_problem(A, b, damp):
+    A = _check_matrix(A)
+    m, n = A.shape
+    b = as_matrix(b, "b", allow_1d=True, sparse=False)
+    if b.shape[0] != m:
+        raise ValueError(f"b must have {m} rows (A has shape {A.shape}), got shape {b.shape}")
+    if b.ndim == 2 and b.shape[1] == 0:
+        raise ValueError(f"b must have at least one column, got shape {b.shape}")
+    dtype = np.dtype(np.float32) if A.dtype == b.dtype == np.float32 else np.dtype(np.float64)
+    if A.dtype != dtype:
+        A = A.astype(dtype)
+    B = np.ascontiguousarray(b.reshape(m, -1), dtype=dtype)
+    return _Problem(A, B, b.ndim == 1, _check_damp(damp))
+
+
+def default_sketch_size(entries, n):
+    """``12 n``, or less (down to ``4 n``) when a sketch that large (more than
+    ``2**20`` entries) would exceed a quarter of the ``entries`` A stores."""
+    full = _SKETCH_FACTOR * n
+    if full * n <= _SMALL_SKETCH:
+        return full
+    fits = int(_SKETCH_SHARE * entries) // n
+    return max(_MIN_SKETCH_FACTOR * n, min(full, fits))
+
+
+def _check_sketch(sketch, sketch_size, m, n, A_entries):
+    """(kind name or operator, sketch size)."""
+    from ._registry import SKETCH_KINDS
+
+    if isinstance(sketch, SketchOperator):
+        if sketch.input_dim != m:
+            raise ValueError(f"sketch must have input_dim {m} (the rows of A), got "
+                             f"{sketch.input_dim}")
+        if sketch_size is not None and check_int(sketch_size, "sketch_size") != sketch.sketch_size:
+            raise ValueError(f"sketch_size {sketch_size!r} disagrees with the operator's "
+                             f"sketch_size {sketch.sketch_size}")
+        size = sketch.sketch_size
+    else:
+        if sketch is None:
+            sketch = "osnap"
+        check_choice(sketch, "sketch", [k for k in SKETCH_KINDS if k != "leverage"])
+        size = default_sketch_size(A_entries, n) if sketch_size is None else sketch_size
+    size = check_int(size, "sketch_size", n, 2**30)
+    return sketch, size
+
+
+def _entries(A):
+    return int(A.nnz) if sp.issparse(A) else A.shape[0] * A.shape[1]
+
+
+def _check_maxiter(maxiter):
+    return _DEFAULT_MAXITER if maxiter is None else check_int(maxiter, "maxiter", 1)
+
+
+# -- products with A ----------------------------------------------------------------
+
+# Row ranges of the compiled products: at most this many (each writes its own
+# n x k partial result, added in order), sized from A alone.
+_MAX_RANGES = 64
+_ROWS_PER_RANGE = 4096  # dense: at least this many rows per range
+_NNZ_PER_RANGE = 1 << 16  # CSR: at least this many stored entries per range
+_PART_ENTRIES = 1 << 22  # the partial results together: at most this many entries
+
+
+class _Products:
+    """``A X``, ``A^T Y`` and ``A^T A Z`` for one A.
+
+    A C-contiguous dense A and a CSR A go through the compiled loops of
+    ``sketchlab._jit.products`` (``A^T A Z`` in one pass; row ranges fixed by
+    A, so the sums do not depend on the thread count); any other A (CSC,
+    F-ordered) through scipy's / numpy's products under one BLAS thread.
+    """
+
+    def __init__(self, A):
+        self.A = A
+        m, n = A.shape
+        self.kind = None
+        if sp.issparse(A) and A.format == "csr":
+            self.kind = "csr"
+            self.work = int(A.nnz)
+            nranges = max(1, min(_MAX_RANGES, self.work // _NNZ_PER_RANGE))
+            targets = np.linspace(0, self.work, nranges + 1)
+            bounds = np.searchsorted(A.indptr, targets, side="left")
+            bounds[0], bounds[-1] = 0, m
+            self.bounds = np.unique(bounds).astype(np.int64)
+        elif isinstance(A, np.ndarray) and A.flags.c_contiguous:
+            self.kind = "dense"
+            self.work = m * n
+            nranges = max(1, min(_MAX_RANGES, m // _ROWS_PER_RANGE))
+            self.bounds = np.linspace(0, m, nranges + 1).astype(np.int64)
+        self._parts = {}
+
+    def _parts_for(self, k):
+        nranges = self.bounds.shape[0] - 1
+        n = self.A.shape[1]
+        use = max(1, min(nranges, _PART_ENTRIES // max(1, n * k)))
+        if use < nranges:  # fewer, longer ranges (still fixed by A and k)
+            bounds = self.bounds[np.linspace(0, nranges, use + 1).astype(np.int64)]
+        else:
+            bounds = self.bounds
+        key = (k, bounds.shape[0])
+        if key not in self._parts:  # dense: k x n partials (rows of A^T), CSR: n x k
+            shape = (n, k) if self.kind == "csr" else (k, n)
+            self._parts[key] = np.empty((bounds.shape[0] - 1, *shape), dtype=self.A.dtype)
+        return bounds, self._parts[key]
+
+    def matmul(self, X):
+        """``A X`` for an n x k block X."""
+        from ._jit import products, threads_for
+
+        A = self.A
+        X = np.ascontiguousarray(X, dtype=A.dtype)
+        k = X.shape[1]
+        if self.kind is None:
+            return (A @ X[:, 0]).reshape(-1, 1) if k == 1 else np.asarray(A @ X)
+        out = np.empty((A.shape[0], k), dtype=A.dtype)
+        with threads_for(self.work * k):
+            if self.kind == "csr":
+                products.csr_matmul(A.data, A.indices, A.indptr, X, self.bounds, out)
+            else:
+                products.dense_matmul(A, np.ascontiguousarray(X.T), self.bounds, out)
+        return out
+
+    def rmatmul(self, Y):
+        """``A^T Y`` for an m x k block Y."""
+        from ._jit import products, threads_for
+
+        A = self.A
+        Y = np.ascontiguousarray(Y, dtype=A.dtype)
+        k = Y.shape[1]
+        if self.kind is None:
+            return (A.T @ Y[:, 0]).reshape(-1, 1) if k == 1 else np.asarray(A.T @ Y)
+        bounds, parts = self._parts_for(k)
+        with threads_for(self.work * k):
+            if self.kind == "csr":
+                products.csr_rmatmul(A.data, A.indices, A.indptr, Y, bounds, parts)
+            else:
+                products.dense_rmatmul(A, Y, bounds, parts)
+        return self._reduce(parts)
+
+    def normal(self, Z):
+        """``A^T A Z`` (one pass over a dense C-ordered or CSR A)."""
+        from ._jit import products, threads_for
+
+        A = self.A
+        if self.kind is None:
+            return self.rmatmul(self.matmul(Z))
+        Z = np.ascontiguousarray(Z, dtype=A.dtype)
+        k = Z.shape[1]
+        bounds, parts = self._parts_for(k)
+        with threads_for(2 * self.work * k):
+            if self.kind == "csr":
+                products.csr_normal(A.data, A.indices, A.indptr, Z, bounds, parts)
+            else:
+                products.dense_normal(A, np.ascontiguousarray(Z.T), bounds, parts)
+        return self._reduce(parts)
+
+    def _reduce(self, parts):
+        from ._jit import products
+
+        out = np.empty(parts.shape[1:], dtype=parts.dtype)
+        products.reduce_parts(parts, out)
+        return out if self.kind == "csr" else np.ascontiguousarray(out.T)
+
+
+def _col_norms(X):
+    return np.sqrt(np.einsum("ij,ij->j", X, X))
+
+
+# -- the sketch ----------------------------------------------------------------
+
+
+def _make_operator(sketch, size, m, seed):
+    from ._registry import make_sketch
+
+    if isinstance(sketch, SketchOperator):
+        return sketch
+    params = {"nnz_per_col": min(_NNZ_PER_COL, size)} if sketch == "osnap" else {}
+    return make_sketch(sketch, size, m, rng=seed, **params)
+
+
+def _sketch(problem, S, with_rhs=True):
+    """The sketch's SVD and (``with_rhs``) the sketch-and-solve solution.
+
+    The QR of ``[S A, S b]`` (``[S A; damp I]`` with damping) gives at once
+    ``R`` (n x n) and ``Q^T S b`` (its last k columns); the SVD of the small
+    ``R`` gives the preconditioner.
+    """
+    A, B, damp = problem.A, problem.B, problem.damp
+    m, n = A.shape
+    dtype = problem.dtype
+    k = B.shape[1] if with_rhs else 0
+    d = S.sketch_size
+    # S [A, b] in row blocks of A: the operator's tables then exist for one
+    # block at a time (for all of A they would take some 28 bytes per row and
+    # nonzero per column), and the loops write the row-major sketch directly
+    SAB = np.zeros((d, n + k), dtype=dtype)
+    step = max(1, _SKETCH_BLOCK_ENTRIES // max(1, getattr(S, "nnz_per_col", 1)))
+    if sp.issparse(A) and A.format == "csc":  # row slices of CSC read all of A
+        step = m
+    for r0 in range(0, m, step):
+        r1 = min(m, r0 + step)
+        S.apply(A[r0:r1], axis=0, offset=r0, out=SAB[:, :n], accumulate=True,
+                check_finite=False)
+        if with_rhs:
+            S.apply(B[r0:r1], axis=0, offset=r0, out=SAB[:, n:], accumulate=True,
+                    check_finite=False)
+    # LAPACK's QR wants column-major: one copy (with the damping rows), then in place
+    M = np.zeros((d + (n if damp else 0), n + k), dtype=dtype, order="F")
+    M[:d] = SAB
+    del SAB
+    if damp:
+        M[d + np.arange(n), np.arange(n)] = damp
+    R = sla.qr(M, mode="r", overwrite_a=True, check_finite=False)[0]
+    del M
+    if R.shape[0] < n + k:  # fewer sketch rows than n + k: pad the triangle
+        R = np.vstack([R, np.zeros((n + k - R.shape[0], n + k), dtype=dtype)])
+    Ur, s, Vt = sla.svd(R[:n, :n], full_matrices=False, check_finite=False,
+                        lapack_driver="gesdd")
+    eps = np.finfo(dtype).eps
+    # rank: singular values above eps s_max (scipy.linalg.lstsq's default cutoff)
+    rank = int(np.count_nonzero(s > eps * s[0])) if s[0] > 0 else 0
+    if rank == 0:
+        raise ValueError("A is zero (its sketch has no nonzero singular value)")
+    reg = 0.0
+    if s[0] / s[rank - 1] > 1.0 / (30 * eps):
+        reg = float(10 * np.linalg.norm(s) * eps)
+    V = np.ascontiguousarray(Vt.T)
+    x0 = np.zeros((n, k), dtype=dtype)
+    if with_rhs:
+        Z = Ur[:, :rank].T @ R[:n, n:]
+        x0 = V[:, :rank] @ (Z / s[:rank, None])
+    return _Sketched(V, s, rank, reg, x0, d)
+
+
+# -- the backward error ----------------------------------------------------------
+
+
+def _backward_error(problem, sk, X, Rres, AtR, normA):
+    """Karlson-Walden estimates (relative to ||A||_F), one per column.
+
+    ``Rres`` is ``b - A x``, ``AtR`` the gradient ``A^T r - damp^2 x`` of the
+    (augmented) problem; the sketch's SVD stands in for A's.
+    """
+    damp = problem.damp
+    rnorm2 = np.einsum("ij,ij->j", Rres, Rres)
+    xnorm2 = np.einsum("ij,ij->j", X, X)
+    if damp:
+        rnorm2 = rnorm2 + damp * damp * xnorm2
+    rnorm = np.sqrt(rnorm2)
+    xnorm = np.sqrt(xnorm2)
+    G = sk.V.T @ AtR
+    out = np.empty(X.shape[1])
+    for j in range(X.shape[1]):
+        gnorm = float(np.linalg.norm(G[:, j]))
+        if gnorm == 0.0:
+            out[j] = 0.0
+        elif xnorm[j] == 0.0 or rnorm[j] == 0.0:
+            out[j] = np.inf if xnorm[j] == 0.0 else 0.0
+        else:
+            omega = rnorm[j] / xnorm[j]
+            s = sk.s.astype(np.float64)
+            out[j] = np.linalg.norm(G[:, j] / np.sqrt(s * s + omega * omega)) / xnorm[j]
+    return out / normA
+
+
+def _gradient(problem, X, Rres):
+    G = problem.ops.rmatmul(Rres)
+    if problem.damp:
+        G -= (problem.damp * problem.damp) * X
+    return G
+
+
+# -- the solvers -----------------------------------------------------------------
+
+
+class _Refinement:
+    """The rounds of iterative refinement shared by FOSSILS and SPIR."""
+
+    def __init__(self, problem, sk, tol, maxiter, normA):
+        self.problem, self.sk, self.tol, self.maxiter, self.normA = problem, sk, tol, maxiter, normA
+        self.Vr, self.sreg = sk.Vr, sk.sreg
+        self.shift = problem.damp ** 2 + sk.reg ** 2
+        self.iterations = 0
+
+    def to_x(self, dy):
+        return self.Vr @ (dy / self.sreg[:, None])
+
+    def matvec(self, dy):
+        """``M dy``, M = D V^T (A^T A + (damp^2 + reg^2) I) V D, D = diag(1 / sreg)."""
+        Z = self.to_x(dy)
+        W = self.problem.ops.normal(Z)
+        if self.shift:
+            W += self.shift * Z
+        return (self.Vr.T @ W) / self.sreg[:, None]
+
+    def state(self, X):
+        """(residual, gradient, backward error) at X."""
+        Rres = self.problem.B - self.problem.ops.matmul(X)
+        G = _gradient(self.problem, X, Rres)
+        be = _backward_error(self.problem, self.sk, X, Rres, G, self.normA)
+        return Rres, G, be
+
+    def run(self, inner, X):
+        """Refinement rounds from X: the first ends on the paper's step rule,
+        the later ones on the backward error (at ``tol``, or when it stops
+        halving); a third or fourth round runs only when the second stalls
+        above ``tol`` (a fresh residual lowers the floor of the next)."""
+        sk = self.sk
+        Rres, G, be = self.state(X)
+        s_max, s_min = float(sk.s[0]), float(sk.sreg[-1])
+        eps = np.finfo(self.problem.dtype).eps
+        for round_ in range(_MAX_ROUNDS):
+            if be.max() <= self.tol or self.iterations >= self.maxiter:
+                break
+            first = round_ == 0
+            c = (self.Vr.T @ (G - sk.reg ** 2 * X)) / self.sreg[:, None]
+            # first round: stop once the steps are below what the next
+            # round's fresh residual can resolve (the paper's rule)
+            xn, rn = _col_norms(X), _col_norms(Rres)
+            small = eps * (s_max * xn + 0.04 * (s_max / s_min) * rn)
+            dy, best, at_check = None, None, False
+            for step_count, (dy, step) in enumerate(inner(self, c), start=1):
+                self.iterations += 1
+                at_check = not first and step_count % _CHECK_EVERY == 0
+                if at_check:
+                    trial = X + self.to_x(dy)
+                    checked = (trial, *self.state(trial))
+                    now = checked[3].max()
+                    # done at the target, or when 5 more steps (which shrink
+                    # the error some 100-fold) no longer halve the estimate:
+                    # rounding in the residual bounds it from below there
+                    stalled = best is not None and now > 0.5 * best[3].max()
+                    if best is None or now < best[3].max():
+                        best = checked
+                    if now <= self.tol or stalled:
+                        break
+                if self.iterations >= self.maxiter:
+                    break
+                if first and np.all(_col_norms(step) <= small):
+                    break
+            if dy is None:
+                break
+            if not at_check:  # the last iterate was not checked yet
+                trial = X + self.to_x(dy)
+                checked = (trial, *self.state(trial))
+                if best is None or checked[3].max() < best[3].max():
+                    best = checked
+            X, Rres, G, be = best
+        return X, Rres, be
+
+
+def _heavy_ball(ref, c):
+    """Polyak's heavy ball on M dy = c from dy = c (FOSSILS's inner solver)."""
+    beta = ref.sk.rank / ref.sk.sketch_size  # momentum
+    alpha = (1.0 - beta) ** 2  # damping
+    dy = c.copy()
+    previous = c.copy()
+    first = None
+    while True:
+        step = alpha * (c - ref.matvec(dy)) + beta * (dy - previous)
+        size = float(np.max(_col_norms(step)))
+        first = size if first is None else first
+        if size > 100 * first:
+            # growing steps: the sketch distorts more than n / d predicts and
+            # the fixed parameters diverge; conjugate gradients need none
+            yield from _conjugate_gradients(ref, c)
+            return
+        previous = dy
+        dy = dy + step
+        yield dy, step
+
+
+def _conjugate_gradients(ref, c):
+    """Conjugate gradients on M dy = c from dy = c, each column on its own (SPIR)."""
+    dy = c.copy()
+    res = c - ref.matvec(dy)
+    rsq = np.einsum("ij,ij->j", res, res)
+    p = res.copy()
+    tiny = np.finfo(c.dtype).tiny
+    while True:
+        Mp = ref.matvec(p)
+        curv = np.einsum("ij,ij->j", p, Mp)
+        alpha = np.where(curv > tiny, rsq / np.where(curv > tiny, curv, 1.0), 0.0)
+        step = p * alpha
+        dy = dy + step
+        res = res - Mp * alpha
+        new_rsq = np.einsum("ij,ij->j", res, res)
+        beta = np.where(rsq > tiny, new_rsq / np.where(rsq > tiny, rsq, 1.0), 0.0)
+        rsq = new_rsq
+        p = res + p * beta
+        yield dy, step
+
+
+def _operators(problem, sk):
+    """``(A P, P)`` as LinearOperators (``[A; damp I] P`` with damping)."""
+    from scipy.sparse.linalg import LinearOperator
+
+    A, damp, dtype, ops = problem.A, problem.damp, problem.dtype, problem.ops
+    m, n = A.shape
+    Vr, sreg = sk.Vr, sk.s[:sk.rank]
+    r = sk.rank
+
+    def p_mat(Y):
+        return Vr @ (Y / sreg[:, None])
+
+    def pt_mat(X):
+        return (Vr.T @ X) / sreg[:, None]
+
+    def ap_mat(Y):
+        X = p_mat(Y.reshape(r, -1))
+        with serial_blas():
+            AX = ops.matmul(X)
+        return np.vstack([AX, damp * X]) if damp else AX
+
+    def ap_rmat(U):
+        U = U.reshape(U.shape[0], -1)
+        with serial_blas():
+            G = ops.rmatmul(U[:m])
+        if damp:
+            G = G + damp * U[m:]
+        return pt_mat(G)
+
+    rows = m + n if damp else m
+    AP = LinearOperator((rows, r), matvec=ap_mat, rmatvec=ap_rmat, matmat=ap_mat,
+                        rmatmat=ap_rmat, dtype=dtype)
+    P = LinearOperator((n, r), matvec=lambda y: p_mat(y.reshape(r, -1)),
+                       rmatvec=lambda x: pt_mat(x.reshape(n, -1)),
+                       matmat=p_mat, rmatmat=pt_mat, dtype=dtype)
+    return AP, P
+
+
+def _blendenpik(problem, sk, tol, maxiter):
+    """LSQR on A P from the sketch-and-solve solution, column by column."""
+    from scipy.sparse.linalg import lsqr
+
+    AP, P = _operators(problem, sk)
+    X = sk.x0.copy()
+    m, n = problem.shape
+    Rres = problem.B - problem.ops.matmul(X)
+    if problem.damp:
+        Rres = np.vstack([Rres, -problem.damp * X])
+    iterations = 0
+    for j in range(X.shape[1]):
+        out = lsqr(AP, Rres[:, j], atol=tol, btol=tol, iter_lim=maxiter)
+        X[:, j] += P.matvec(out[0]).ravel()
+        iterations = max(iterations, int(out[2]))
+    return X, iterations
+
+
+# -- public functions ----------------------------------------------------------------
+
+
+def lstsq(A: MatrixLike, b: ArrayLike, *, damp: float = 0.0, method: str = "fossils",
+          sketch: str | SketchOperator | None = None, sketch_size: int | None = None,
+          tol: float | None = None, maxiter: int | None = None,
+          rng: RNGLike = None) -> LstsqResult:
+    """Least squares ``min ||A x - b||^2 + damp^2 ||x||^2`` for a tall A, by sketching.
+
+    The sketch ``S A`` of a sparse sign embedding gives a preconditioner
+    (``P = V diag(1/s)`` from the sketch's SVD); FOSSILS (default) and SPIR
+    then reach the accuracy of a QR-based solver (backward stable) in a few
+    dozen products with A and A^T.
+
+    Parameters
+    ----------
+    A : array_like or scipy.sparse matrix, shape (m, n), m >= n
+        Dense (C or F order) or CSR/CSC (other sparse formats are converted
+        to CSR).
+    b : array_like, shape (m,) or (m, k)
+        One right-hand side, or k of them (solved together: one pass over A
+        serves every column).
+    damp : float, default 0
+        Tikhonov damping: solves the augmented problem
+        ``min ||[A; damp I] x - [b; 0]||`` (scipy's ``lsqr`` convention).
+    method : {"fossils", "spir", "blendenpik", "sketch-and-solve"}
+        ``"fossils"``: FOSSILS (heavy-ball iterations with iterative
+        refinement, two rounds); ``"spir"``: sketch-and-precondition with
+        iterative refinement (conjugate gradients, two rounds);
+        ``"blendenpik"``: the classical sketch-and-precondition, LSQR on
+        ``A P`` warm-started at the sketch-and-solve answer (fast, but its
+        backward error grows with the condition number);
+        ``"sketch-and-solve"``: ``argmin ||S (A x - b)||`` only.
+    sketch : str or SketchOperator, optional
+        A kind of ``sketchlab.SKETCH_KINDS`` (default ``"osnap"`` with 8
+        nonzeros per column, the sparse sign embedding of the papers), or an
+        operator of shape ``(d, m)``.
+    sketch_size : int, optional
+        Rows ``d`` of the sketch, in ``[n, 2**30]``; default ``12 n``
+        (Epperly, Meier and Nakatsukasa's choice: the heavy ball converges at
+        the rate ``sqrt(n / d)`` per iteration), reduced down to ``4 n``
+        where ``12 n^2`` would exceed a quarter of A's stored entries (so
+        that the sketch, ``d x n`` dense, stays well below A's size).
+    tol : float, optional
+        Target relative backward error in (0, 1); default the machine epsilon
+        of the working dtype.  The iterations stop once the Karlson-Walden
+        estimate reaches it (checked every 5 iterations in the last round).
+    maxiter : int, optional
+        Most inner iterations in all (default 200); for ``"blendenpik"`` the
+        LSQR iteration limit of each column.
+    rng : None, int or numpy.random.Generator
+        Seed of the sketch.
+
+    Returns
+    -------
+    LstsqResult
+        Unpacks as ``x, residual_norm``; ``backward_error``, ``iterations``,
+        ``converged``, ``method``, ``sketch_size`` and ``rank`` are
+        attributes.
+
+    Raises
+    ------
+    ValueError
+        A wide A (m < n), an empty A, b with a different number of rows,
+        NaN or Inf in A or b, an A that is zero, a bad ``method``, ``damp``,
+        ``sketch``, ``sketch_size``, ``tol`` or ``maxiter``.
+    TypeError
+        Non-numeric A or b, or parameters of the wrong type.
+
+    Notes
+    -----
+    Cost: one sketch (``O(8 nnz(A))``), a QR of the ``d x (n + k)`` sketch
+    and an SVD of its ``n x n`` triangle (``O(d n^2)``), then one pass over
+    A per inner iteration (``A^T (A z)`` for a C-ordered dense or a CSR A;
+    two passes for CSC or F-ordered A) and two per refinement round and
+    backward-error check.  Memory besides A: two copies of the ``d x n``
+    sketch at its peak, and a few ``m x k`` and ``n x k`` blocks.
+
+    Precision: float32 A and b are solved in float32 (x is float32, backward
+    stable to float32's epsilon); any other combination in float64 (a
+    float32 A is converted when b is not float32).
+
+    Rank: singular values of the sketch at or below ``eps * s_max`` are
+    treated as zero (the cutoff of ``scipy.linalg.lstsq``); the solution is
+    then sought in the span of the remaining right singular vectors, which
+    gives the minimum-norm solution (``rank`` says how many were kept).  A
+    sketch condition number above ``1 / (30 eps)`` is regularized as
+    FOSSILS does (the final rounds of refinement undo it).
+
+    The Karlson-Walden estimate ``backward_error`` is
+    ``||(V diag(s^2 + w^2) V^T)^{-1/2} A^T r|| / (||x|| ||A||_F)`` with
+    ``w = ||r|| / ||x||`` and the sketch's ``s``, ``V`` in place of A's.
+
+    Determinism: the sketch is the same on any thread count, and every BLAS
+    call runs on one thread, so ``x`` is bit for bit identical for any
+    number of Numba or BLAS threads (on one machine and BLAS build).
+
+    References: Epperly, Meier and Nakatsukasa, "Fast randomized
+    least-squares solvers can be just as accurate and stable as classical
+    direct solvers" (2024); Meier, Nakatsukasa, Townsend and Webb, "Are
+    sketch-and-precondition least squares solvers numerically stable?"
+    (2024); Avron, Maymounkov and Toledo, "Blendenpik" (2010).
+
+    Examples
+    --------
+    >>> import numpy as np, sketchlab, scipy.linalg
+    >>> rng = np.random.default_rng(0)
+    >>> A = rng.standard_normal((2000, 20)) * np.logspace(0, 8, 20)
+    >>> b = rng.standard_normal(2000)
+    >>> x, rnorm = sketchlab.lstsq(A, b, rng=0)
+    >>> x_ref = scipy.linalg.lstsq(A, b)[0]
+    >>> bool(np.allclose(x, x_ref, rtol=1e-6, atol=0))
+    True
+    >>> res = sketchlab.lstsq(A, b, rng=0)
+    >>> res.converged, res.backward_error < 1e-14
+    (True, True)
+    """
+    problem = _check_problem(A, b, damp)
+    method = check_choice(method, "method", METHODS)
+    m, n = problem.shape
+    sketch, size = _check_sketch(sketch, sketch_size, m, n, _entries(problem.A))
+    eps = float(np.finfo(problem.dtype).eps)
+    tol = check_tol(tol)
+    tol = eps if tol is None else tol
+    maxiter = _check_maxiter(maxiter)
+    seed = check_random_state(rng)
+    S = _make_operator(sketch, size, m, seed)
+    with serial_blas(), trusted(problem.A):
+        sk = _sketch(problem, S)
+        normA = float(np.linalg.norm(sk.s))  # ||S A||_F, within the distortion of ||A||_F
+        X, iterations = sk.x0, 0
+        if method in ("fossils", "spir"):
+            ref = _Refinement(problem, sk, tol, maxiter, normA)
+            inner = _heavy_ball if method == "fossils" else _conjugate_gradients
+            X, Rres, be = ref.run(inner, X)
+            iterations = ref.iterations
+        else:
+            if method == "blendenpik":
+                X, iterations = _blendenpik(problem, sk, tol, maxiter)
+            Rres = problem.B - problem.ops.matmul(X)
+            be = _backward_error(problem, sk, X, Rres, _gradient(problem, X, Rres), normA)
+        rnorm = _col_norms(Rres)
+    x = X[:, 0] if problem.vector else X
+    residual = float(rnorm[0]) if problem.vector else rnorm
+    be_max = float(be.max())
+    return LstsqResult(x, residual, backward_error=be_max, iterations=int(iterations),
+                       converged=bool(be_max <= tol), method=method, sketch_size=size,
+                       rank=sk.rank)
+
+
+def sketch_preconditioner(A: MatrixLike, *, damp: float = 0.0,
+                          sketch: str | SketchOperator | None = None,
+                          sketch_size: int | None = None,
+                          rng: RNGLike = None) -> SketchPreconditioner:
+    """A right preconditioner of a tall A from its sketch, for scipy's ``lsqr`` / ``lsmr``.
+
+    ``P = V diag(1/s)`` from the thin SVD ``S A = U diag(s) V^T`` of a sparse
+    sign sketch; ``A P`` then has condition number close to 1, so LSQR or
+    LSMR on ``A P`` converge in a few dozen iterations whatever the
+    condition number of A.  Solve ``y = lsqr(AP, b)`` and map back
+    ``x = P @ y``.  (This is Blendenpik / LSRN style sketch-and-precondition;
+    for the backward-stable solvers see :func:`lstsq`.)
+
+    Parameters
+    ----------
+    A : array_like or scipy.sparse matrix, shape (m, n), m >= n
+    damp : float, default 0
+        With ``damp > 0``, ``AP`` is ``[A; damp I] P`` of shape
+        ``(m + n, r)``: pass ``b`` padded with n zeros.
+    sketch, sketch_size, rng
+        As in :func:`lstsq` (default: OSNAP, 8 nonzeros per column,
+        ``d = 12 n``, less for a sparse A with few nonzeros per column).
+
+    Returns
+    -------
+    SketchPreconditioner
+        Unpacks as ``AP, P`` (``scipy.sparse.linalg.LinearOperator``);
+        ``singular_values``, ``rank``, ``sketch_size`` are attributes.
+        ``AP`` holds a reference to A.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`lstsq` for A and the sketch parameters.
+
+    Notes
+    -----
+    Cost: the sketch (``O(8 nnz(A))``), a QR of the ``d x n`` sketch and an
+    SVD of ``n x n``.  Singular values at or below ``eps s_max`` are dropped
+    (``r < n``): LSQR then returns the minimum-norm solution.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp, sketchlab
+    >>> from scipy.sparse.linalg import lsqr
+    >>> A = sp.random(5000, 50, density=0.05, format="csr", random_state=0)
+    >>> A = A @ sp.diags(np.logspace(0, 6, 50))      # condition number ~1e6
+    >>> b = np.random.default_rng(0).standard_normal(5000)
+    >>> AP, P = sketchlab.sketch_preconditioner(A, rng=0)
+    >>> y, istop, itn = lsqr(AP, b, atol=1e-14, btol=1e-14)[:3]
+    >>> x = P @ y
+    >>> itn < 40
+    True
+    >>> r = b - A @ x
+    >>> bool(np.linalg.norm(A.T @ r) < 1e-8 * np.linalg.norm(b) * sp.linalg.norm(A))
+    True
+    """
+    A = _check_matrix(A)
+    damp = _check_damp(damp)
+    m, n = A.shape
+    dtype = A.dtype
+    problem = _Problem(A, np.zeros((m, 0), dtype=dtype), False, damp)
+    sketch, size = _check_sketch(sketch, sketch_size, m, n, _entries(problem.A))
+    seed = check_random_state(rng)
+    S = _make_operator(sketch, size, m, seed)
+    with serial_blas(), trusted(A):
+        sk = _sketch(problem, S, with_rhs=False)
+    AP, P = _operators(problem, sk)
+    return SketchPreconditioner(AP, P, singular_values=sk.s[:sk.rank].copy(), rank=sk.rank,
+                                sketch_size=size)
