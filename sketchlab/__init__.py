@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # the names of _LAZY, so that type checkers see what they are
     from ._cur import CURDecomposition, cur
     from ._errors import ErrorEstimate
     from ._estimators import SinglePassSVD, SketchedNystroem
+    from ._krr import SketchedKernelRidge, SketchedKernelRidgeClassifier
     from ._gmr import UnderdeterminedSketchWarning, fast_gmr, gmr, project_psd, project_symmetric
     from ._kernel_matrices import PairwiseKernel, RBFKernel
     from ._leverage import leverage_scores
@@ -83,6 +84,8 @@ _LAZY = {
     "practical_sp_svd_sizes": "_svd",
     "three_sketch_svd_sizes": "_svd",
     "SketchedNystroem": "_estimators",
+    "SketchedKernelRidge": "_krr",
+    "SketchedKernelRidgeClassifier": "_krr",
     "SinglePassSVD": "_estimators",
 }
 

@@ -35,8 +35,10 @@ LAYERS = {
     "_spsd": 8,
     "_svd": 8,
     "_selection": 7,
+    "_rpcholesky": 6,
     "_cur": 9,
     "_estimators": 10,
+    "_krr": 10,
     "dask": 10,
     "__init__": 11,
 }
