@@ -267,7 +267,11 @@ class _SketchedKernelRidgeBase(BaseEstimator):
             return (V - F @ inner(_gram_t(F, V))) / alpha
 
         op = _KernelOperator(K, cache_bytes)
-        return _pcg(lambda V: op(V) + alpha * V, precond, Y, tol, max_iter)
+        if op.cached < op.n:  # kernel blocks recomputed: compute-bound, all BLAS threads
+            return _pcg(lambda V: op(V) + alpha * V, precond, Y, tol, max_iter)
+        # memory-bound products with few columns: idle BLAS threads only spin
+        with serial_blas():
+            return _pcg(lambda V: op(V) + alpha * V, precond, Y, tol, max_iter)
 
     def _fit_restricted(self, C, cols, Y, alpha, tol, max_iter, gen):
         """``(C^T C + alpha W) B = C^T Y`` (C = K_nS, W = K_SS) by CG,
@@ -286,7 +290,8 @@ class _SketchedKernelRidgeBase(BaseEstimator):
         def matvec(V):
             return _gram_t(C, C @ V) + alpha * (W @ V)
 
-        return _pcg(matvec, inner, _gram_t(C, Y), tol, max_iter)
+        with serial_blas():  # memory-bound products with few columns
+            return _pcg(matvec, inner, _gram_t(C, Y), tol, max_iter)
 
     def predict(self, X: MatrixLike) -> NDArray[np.floating]:
         """Predict with the kernel expansion ``k(X, X_fit_) @ dual_coef_``.
