@@ -88,11 +88,14 @@ def block_rpcholesky(K, c, gen, block_size=BLOCK_SIZE):
         block = np.asarray(K[:, T])  # n x t kernel entries, one call
         if C is None:
             C = np.empty((n, c), dtype=block.dtype)
-        G = np.array(block, dtype=np.float64)
+        # the residual columns, in place when the block is a fresh float64 array
+        # (C keeps its own copy below)
+        G = block if block.dtype == np.float64 and block.flags.owndata else (
+            np.array(block, dtype=np.float64))
+        C[:, count:count + T.size] = block
         if count:
             G -= F[:, :count] @ F[T, :count].T  # residual columns (a GEMM)
         t, kept = _factor_columns(G, T, total)
-        C[:, count:count + t] = block[:, :t]
         pivots[count:count + t] = T[:t]
         F[:, count:count + t] = kept
         taken[T[t:]] = False  # dropped by the factorization (rounding): undo

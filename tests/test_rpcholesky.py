@@ -141,3 +141,12 @@ def test_landmarks_are_reproducible_and_sorted():
     np.testing.assert_array_equal(a[0], b[0])
     assert np.all(np.diff(a[0]) > 0)
     np.testing.assert_allclose(a[1], sl.RBFKernel(X, 0.2)[:, a[0]], rtol=0, atol=1e-14)
+
+
+def test_a_kernel_given_as_an_array_is_left_unchanged():
+    X = np.random.default_rng(4).standard_normal((120, 3))
+    K = sl.RBFKernel(X, 0.5).toarray()
+    before = K.copy()
+    approx = sl.nystrom(K, 20, landmarks="rpcholesky", rng=0)
+    np.testing.assert_array_equal(K, before)
+    np.testing.assert_allclose(approx.C, K[:, approx.columns], rtol=0, atol=0)
