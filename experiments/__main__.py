@@ -146,6 +146,13 @@ def build_parser():
     p.add_argument("--m", type=_positive_int, help="rows of A (default 4000; 1000 with --quick)")
     p.add_argument("--n", type=_positive_int, help="columns of A (default 50; 20 with --quick)")
     _progress_options(p)
+    p = sub.add_parser("krr", help="kernel ridge classification of Fashion-MNIST: test "
+                       "accuracy against fit time (KernelRidge, Nystroem + RidgeClassifier, "
+                       "SketchedKernelRidgeClassifier); not part of reproduce")
+    p.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    p.add_argument("--out", type=Path, default=Path("results"),
+                   help="output directory (default results/)")
     p = sub.add_parser("reproduce", parents=[common], help="every sweep, figures and REPORT.md")
     p.add_argument("--gamma", type=_positive_float, help="RBF scale for files given by path")
     for name, text in (("plot", "redraw the figures from the CSV files"),
@@ -301,6 +308,10 @@ def _dispatch(args):
             print(f"figures: {len(figures)} PNG files in {args.out / 'figures'}")
             print(f"report: {report.write_report(args.out)}")
         return 0
+    if args.command == "krr":
+        from . import krr
+
+        return krr.main(args.out, quick=args.quick, seed=args.seed)
     if args.command == "reproduce":
         started = time.perf_counter()
         skipped = []

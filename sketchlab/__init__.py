@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # the names of _LAZY, so that type checkers see what they are
     from ._errors import ErrorEstimate
     from ._estimators import SinglePassSVD, SketchedNystroem
     from ._estimators_svd import RandomizedTruncatedSVD
+    from ._krr import SketchedKernelRidge, SketchedKernelRidgeClassifier
     from ._gmr import UnderdeterminedSketchWarning, fast_gmr, gmr, project_psd, project_symmetric
     from ._kernel_matrices import PairwiseKernel, RBFKernel
     from ._krylov import InaccurateSVDWarning, krylov_svd
@@ -86,6 +87,8 @@ _LAZY = {
     "practical_sp_svd_sizes": "_svd",
     "three_sketch_svd_sizes": "_svd",
     "SketchedNystroem": "_estimators",
+    "SketchedKernelRidge": "_krr",
+    "SketchedKernelRidgeClassifier": "_krr",
     "SinglePassSVD": "_estimators",
     "krylov_svd": "_krylov",
     "InaccurateSVDWarning": "_krylov",

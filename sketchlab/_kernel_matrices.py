@@ -65,6 +65,9 @@ _DENSIFY_MAX_ENTRIES = 1 << 22
 _BLOCK_ENTRIES = 1 << 22
 # Gram products of at most this many multiply-adds run on one BLAS thread.
 _SERIAL_GEMM_MAX = 1 << 26
+# Rows of the largest ``A @ A.T`` (a BLAS SYRK) a kernel block computes in one
+# call; larger symmetric blocks are tiled (see _symmetric_gram).
+_SYRK_MAX_ROWS = 2048
 # Points whose largest |coordinate| lies outside this range are scaled by a
 # power of two (exactly) so that squared norms and inner products stay far
 # from over- and underflow; gamma takes the square of the scale.  float32
@@ -635,6 +638,8 @@ def _gram(PA, rows, rspan, PB, cols, cspan, same):
         return out
     if fits_a and fits_b:
         A = PA.dense_rows(rows, rspan)
+        if same and m > _SYRK_MAX_ROWS:
+            return _symmetric_gram(A)
         B = A if same else PB.dense_rows(cols, cspan)
         if m * p * d <= _SERIAL_GEMM_MAX:
             with serial_blas():
@@ -642,6 +647,27 @@ def _gram(PA, rows, rspan, PB, cols, cspan, same):
         return np.ascontiguousarray(A @ B.T)
     # dense rows against sparse points too large to densify
     return np.ascontiguousarray((PB.X[cols] @ PA.dense_rows(rows, rspan).T).T)
+
+
+def _symmetric_gram(A):
+    """``A @ A.T`` by tiles of at most _SYRK_MAX_ROWS rows: GEMMs of distinct
+    tiles above the diagonal, mirrored (so the result is exactly symmetric),
+    and small SYRKs on the diagonal.  numpy sends ``A @ A.T`` to BLAS's SYRK,
+    and the multi-threaded DSYRK of the OpenBLAS in the numpy wheels has been
+    seen to crash (SkylakeX kernels on AMD EPYC) from about 16,500 rows of
+    784 columns; no SYRK here has more than _SYRK_MAX_ROWS rows."""
+    m = A.shape[0]
+    out = np.empty((m, m))
+    step = _SYRK_MAX_ROWS
+    for i0 in range(0, m, step):
+        i1 = min(m, i0 + step)
+        Ai = A[i0:i1]
+        out[i0:i1, i0:i1] = Ai @ Ai.T
+        if i1 < m:
+            block = Ai @ A[i1:].T  # distinct rows: a GEMM
+            out[i0:i1, i1:] = block
+            out[i1:, i0:i1] = block.T
+    return out
 
 
 def _gamma_parts(gamma, shift):
@@ -1054,6 +1080,10 @@ class PairwiseKernel(_KernelOracle):
         R = _float64_rows(A[rspan[0]:rspan[1]] if rspan is not None else A[rows])
         C = None if same else _float64_rows(B[cspan[0]:cspan[1]] if cspan is not None
                                             else B[cols])
+        if same and m > _SYRK_MAX_ROWS and not sp.issparse(R):
+            # sklearn would compute R @ R.T (a SYRK, see _symmetric_gram): the
+            # columns from a copy make it a GEMM
+            C = R.copy()
         out[...] = self._pairwise(R, C, metric=kernel, **params)
         return out
 

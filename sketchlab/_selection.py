@@ -25,8 +25,11 @@ the other SPSD methods, :func:`select_landmarks`):
 - ``"rpcholesky"``: randomly pivoted Cholesky (Chen, Epperly, Tropp & Webber
   2022): each pivot is drawn with probability proportional to the diagonal
   of the current residual kernel, then the residual is updated by that
-  column; ``c n`` entries (the pivot columns, which are also C), plus the
-  diagonal where it is not known.
+  column; computed by the accelerated algorithm of Epperly, Tropp & Webber
+  (2024: blocks of candidates with rejection sampling, the same output
+  distribution); ``c n`` entries (the pivot columns, which are also C), plus
+  the ``b x b`` blocks of the candidates and the diagonal where it is not
+  known.
 - ``"ridge-leverage"``: recursive ridge leverage score sampling (Musco &
   Musco 2017): approximate ridge leverage scores on nested uniform halves
   of the points, each level estimated from the sample of the level below;
@@ -42,6 +45,7 @@ import numpy as np
 from ._config import serial_blas
 from ._linalg import eigh, eigvalsh, lstsq, pinvh, pivoted_qr_order, square_safe_exponent
 from ._operators import CountSketch, GaussianSketch, compose
+from ._rpcholesky import block_rpcholesky
 from ._validation import trusted
 
 __all__ = ["CUR_SELECTIONS", "LANDMARKS", "select", "select_landmarks", "selection_sketches",
@@ -206,42 +210,14 @@ def _diagonal(K):
 def rpcholesky(K, c, gen):
     """Randomly pivoted Cholesky: ``(columns, C)`` with C = K[:, columns].
 
-    Pivot i is drawn with probability proportional to the residual diagonal
-    ``d = diag(K - F F^T)``; the new column of F is the residual column at
-    the pivot scaled by its diagonal.  Once the residual diagonal vanishes
-    (K has rank below c, up to rounding), the remaining landmarks are drawn
-    uniformly from the rest: they cannot improve the approximation."""
-    n = K.shape[0]
-    d = _diagonal(K)
-    total = d.sum()
-    F = np.zeros((n, c))
-    cols = np.empty(c, dtype=np.int64)
-    C = None
-    taken = np.zeros(n, dtype=bool)
-    exhausted = False
-    for i in range(c):
-        residual = np.maximum(d, 0.0)
-        residual[taken] = 0.0
-        if not exhausted and residual.sum() <= 1e-14 * total:
-            exhausted = True
-        if exhausted:
-            cols[i] = gen.choice(np.flatnonzero(~taken))
-        else:
-            cols[i] = gen.choice(n, p=residual / residual.sum())
-        taken[cols[i]] = True
-        column = np.asarray(K[:, int(cols[i])], dtype=np.float64)  # n entries
-        if C is None:
-            C = np.empty((n, c), dtype=column.dtype)
-        C[:, i] = column
-        if exhausted:
-            continue
-        g = column - F[:, :i] @ F[cols[i], :i]
-        pivot = g[cols[i]]
-        if not pivot > 1e-14 * total:
-            exhausted = True
-            continue
-        F[:, i] = g / math.sqrt(pivot)
-        d -= F[:, i] ** 2
+    The accelerated algorithm (blocks of candidates with rejection sampling,
+    :func:`~sketchlab._rpcholesky.block_rpcholesky`), whose pivots have the
+    distribution of the sequential algorithm's: pivot i drawn with
+    probability proportional to the diagonal of the current residual kernel.
+    Once the residual diagonal vanishes (K has rank below c, up to rounding),
+    the remaining landmarks are drawn uniformly from the rest: they cannot
+    improve the approximation."""
+    cols, C, _ = block_rpcholesky(K, c, gen)
     order = np.argsort(cols)
     return cols[order], C[:, order]
 

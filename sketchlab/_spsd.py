@@ -402,10 +402,13 @@ def nystrom(K: KernelLike, c: int | None, *, columns: ArrayLike | None = None,
     landmarks : {"uniform", "rpcholesky", "ridge-leverage"}, default "uniform"
         How the c landmarks are chosen when ``columns`` is not given:
         uniformly without replacement, by randomly pivoted Cholesky (Chen,
-        Epperly, Tropp & Webber 2022; its c pivot columns are C, so it costs
-        no more kernel entries than C itself, plus the diagonal where it is
-        not known), or by recursive ridge leverage scores (Musco & Musco
-        2017; at most about c n more entries).  Every entry is counted in
+        Epperly, Tropp & Webber 2022, computed by the accelerated algorithm
+        of Epperly, Tropp & Webber 2024, blocks of candidates with rejection
+        sampling, same distribution; its c pivot columns are C, so it costs
+        no more kernel entries than C itself, plus the candidates' blocks of
+        at most 100 x 100 and the diagonal where it is not known), or by
+        recursive ridge leverage scores (Musco & Musco 2017; at most about c
+        n more entries).  Every entry is counted in
         ``n_evaluated``.
     rng : None, int or numpy.random.Generator
         Seed of the landmark draw.
@@ -470,10 +473,13 @@ def fast_spsd(K: KernelLike, c: int | None, s: int, *, columns: ArrayLike | None
     landmarks : {"uniform", "rpcholesky", "ridge-leverage"}, default "uniform"
         How the c landmarks are chosen when ``columns`` is not given:
         uniformly without replacement, by randomly pivoted Cholesky (Chen,
-        Epperly, Tropp & Webber 2022; its c pivot columns are C, so it costs
-        no more kernel entries than C itself, plus the diagonal where it is
-        not known), or by recursive ridge leverage scores (Musco & Musco
-        2017; at most about c n more entries).  Every entry is counted in
+        Epperly, Tropp & Webber 2022, computed by the accelerated algorithm
+        of Epperly, Tropp & Webber 2024, blocks of candidates with rejection
+        sampling, same distribution; its c pivot columns are C, so it costs
+        no more kernel entries than C itself, plus the candidates' blocks of
+        at most 100 x 100 and the diagonal where it is not known), or by
+        recursive ridge leverage scores (Musco & Musco 2017; at most about c
+        n more entries).  Every entry is counted in
         ``n_evaluated``.
     rng : None, int or numpy.random.Generator
         Seed of the landmarks and of S.
@@ -598,10 +604,13 @@ def faster_spsd(K: KernelLike, c: int | None, s: int, *, columns: ArrayLike | No
     landmarks : {"uniform", "rpcholesky", "ridge-leverage"}, default "uniform"
         How the c landmarks are chosen when ``columns`` is not given:
         uniformly without replacement, by randomly pivoted Cholesky (Chen,
-        Epperly, Tropp & Webber 2022; its c pivot columns are C, so it costs
-        no more kernel entries than C itself, plus the diagonal where it is
-        not known), or by recursive ridge leverage scores (Musco & Musco
-        2017; at most about c n more entries).  Every entry is counted in
+        Epperly, Tropp & Webber 2022, computed by the accelerated algorithm
+        of Epperly, Tropp & Webber 2024, blocks of candidates with rejection
+        sampling, same distribution; its c pivot columns are C, so it costs
+        no more kernel entries than C itself, plus the candidates' blocks of
+        at most 100 x 100 and the diagonal where it is not known), or by
+        recursive ridge leverage scores (Musco & Musco 2017; at most about c
+        n more entries).  Every entry is counted in
         ``n_evaluated``.
     rng : None, int or numpy.random.Generator
         Seed of the landmarks, S1 and S2.
@@ -669,10 +678,13 @@ def optimal_spsd(K: KernelLike, c: int | None, *, columns: ArrayLike | None = No
     landmarks : {"uniform", "rpcholesky", "ridge-leverage"}, default "uniform"
         How the c landmarks are chosen when ``columns`` is not given:
         uniformly without replacement, by randomly pivoted Cholesky (Chen,
-        Epperly, Tropp & Webber 2022; its c pivot columns are C, so it costs
-        no more kernel entries than C itself, plus the diagonal where it is
-        not known), or by recursive ridge leverage scores (Musco & Musco
-        2017; at most about c n more entries).  Every entry is counted in
+        Epperly, Tropp & Webber 2022, computed by the accelerated algorithm
+        of Epperly, Tropp & Webber 2024, blocks of candidates with rejection
+        sampling, same distribution; its c pivot columns are C, so it costs
+        no more kernel entries than C itself, plus the candidates' blocks of
+        at most 100 x 100 and the diagonal where it is not known), or by
+        recursive ridge leverage scores (Musco & Musco 2017; at most about c
+        n more entries).  Every entry is counted in
         ``n_evaluated``.
     rng : None, int or numpy.random.Generator
         Seed of the landmarks.

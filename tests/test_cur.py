@@ -105,7 +105,7 @@ def test_rpcholesky_nystrom_is_exact_on_a_rank_six_kernel():
         K = sl.RBFKernel(X, gamma=0.5)
         approx = sl.nystrom(K, 10, landmarks="rpcholesky", rng=seed)
         assert approx.error(K) <= 1e-8
-        assert approx.n_evaluated <= (10 + 1) * 5000
+        assert approx.n_evaluated <= (10 + 1) * 5000 + 10 ** 3
     uniform = [sl.nystrom(sl.RBFKernel(X, gamma=0.5), 10, rng=seed).error(
         sl.RBFKernel(X, gamma=0.5)) for seed in range(5)]
     assert min(uniform) > 0.01  # uniform landmarks miss the small clusters
@@ -124,7 +124,9 @@ def test_every_method_takes_every_landmark_kind(landmarks, method):
     assert np.unique(approx.columns).size == 15
     np.testing.assert_allclose(approx.C, K.toarray()[:, approx.columns], rtol=0, atol=1e-12)
     assert approx.n_evaluated == K.n_evaluated - 300 * 300  # every entry counted
-    selection = {"uniform": 0, "rpcholesky": 0, "ridge-leverage": 300 * 15}[landmarks]
+    # rpcholesky evaluates the b x b blocks of its candidate pivots (b <= c,
+    # at most c blocks)
+    selection = {"uniform": 0, "rpcholesky": 15 ** 3, "ridge-leverage": 300 * 15}[landmarks]
     base = {"nystrom": 300 * 15, "fast": 300 * 15 + 60 ** 2, "faster": 300 * 15 + 60 ** 2,
             "optimal": 300 * 15 + 300 ** 2}[method]
     assert base <= approx.n_evaluated <= base + selection

@@ -1,0 +1,322 @@
+"""``python -m experiments krr``: kernel ridge classification of Fashion-MNIST,
+test accuracy against fit time.
+
+Methods (every one an RBF kernel with the same gamma, ridge with the same
+alpha, one +-1 target per class, the class of the largest output):
+
+- ``KernelRidge``: scikit-learn's exact solver (the n x n kernel stored and
+  factored), for n up to 20,000; run with one BLAS thread
+  (``threadpoolctl.threadpool_limits(1)``, in that step only), because the
+  multi-threaded OpenBLAS DSYRK of the numpy/scipy wheels crashes on
+  ``X @ X.T`` from about 16,500 rows of 784 columns on these machines.
+- ``Nystroem + RidgeClassifier``: scikit-learn's uniform Nystrom features of
+  several ranks on all the training points, then a linear ridge classifier
+  with the same alpha.
+- ``SketchedKernelRidgeClassifier`` with ``solver="pcg"`` (the full problem,
+  n up to 20,000) and ``solver="restricted"`` (the problem on the landmarks,
+  all 60,000 training points), each with uniform and RPCholesky landmarks.
+
+gamma = 1 / 133 ~ 0.0075 is the median heuristic: 133 is the median squared
+distance between pixel vectors scaled to [0, 1] (2,000 random training
+images).  alpha = 0.1 was the best of {0.01, 0.1, 1, 3} with KernelRidge
+on 4,000 training images at this gamma, scored on 2,000 other training
+images, never the test set (85.85% there; 0.01: 85.7%, 1: 83.45%; twice
+and four times this gamma gave the same within 0.1 point).
+
+Writes ``OUT/krr/krr.csv`` (one row per fit: method, solver, landmarks, n,
+c, accuracy, fit seconds, peak memory of the fit, CG iterations and final
+relative residual), ``OUT/krr/REPORT.md`` (the verdicts) and
+``OUT/figures/krr.png``.  Fit times are wall clock on whatever machine runs
+it; the peak memory of a fit is the larger of two lower bounds of its growth
+over what the process held before: the peak of what Python and numpy
+allocated (tracemalloc) and the growth of the peak resident set (Linux
+VmHWM after a reset).
+"""
+
+import csv
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+from . import datasets as ds
+
+NAME = "krr"
+GAMMA = 1.0 / 133
+ALPHA = 0.1
+COLUMNS = ("method", "solver", "landmarks", "n", "c", "accuracy", "fit_seconds", "peak_mb",
+           "n_iter", "residual")
+FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+         "t10k-labels-idx1-ubyte")
+
+FULL = dict(n_test=10000, kernel_ridge_n=(2500, 5000, 10000, 20000),
+            pcg_n=(5000, 10000, 20000), pcg_c=1000,
+            nystroem_ranks=(500, 1000, 2000, 3000), restricted_c=(500, 1000, 2000, 3000),
+            restricted_n=60000)
+QUICK = dict(n_test=1000, kernel_ridge_n=(1000, 3000), pcg_n=(3000,), pcg_c=200,
+             nystroem_ranks=(100, 300), restricted_c=(100, 300), restricted_n=3000)
+
+
+def _find(stem):
+    for name in (f"{stem}.gz", stem):
+        path = ds.find_file(name)
+        if path is not None:
+            return path
+        path = ds.SYSTEM_FASHION_DIR / name
+        if path.is_file():
+            return path
+    raise ds.NoDataError(
+        f"Fashion-MNIST file {stem}(.gz) not found in {ds.describe_dirs()} nor in "
+        f"{ds.SYSTEM_FASHION_DIR} (install the Debian package dataset-fashion-mnist)")
+
+
+def load_fashion():
+    """``(X_train, y_train, X_test, y_test)``: pixels scaled to [0, 1] (float64)."""
+    arrays = [ds.read_idx(_find(stem)) for stem in FILES]
+    Xtr, ytr, Xte, yte = arrays
+    return (Xtr.reshape(len(Xtr), -1) / 255.0, ytr.astype(np.int64),
+            Xte.reshape(len(Xte), -1) / 255.0, yte.astype(np.int64))
+
+
+def _status_mb(key):
+    """A memory figure of /proc/self/status in MB (Linux), else None."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(key):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+class _PeakMemory:
+    """Peak memory of a block over what the process held at its start: the
+    larger of two lower bounds, (1) the peak of what Python and numpy
+    allocated (tracemalloc; blind to what compiled code allocates itself,
+    e.g. LAPACK copies) and (2) the growth of the peak resident set (Linux
+    VmHWM, reset through /proc/self/clear_refs; blind to memory the
+    allocator reuses, so mostly to small blocks)."""
+
+    def __enter__(self):
+        try:
+            with open("/proc/self/clear_refs", "w") as fh:
+                fh.write("5")  # resets VmHWM to the current resident set
+            self.rss = _status_mb("VmRSS:")
+        except OSError:
+            self.rss = None
+        tracemalloc.start()
+        self.base = tracemalloc.get_traced_memory()[0]
+        return self
+
+    def __exit__(self, *exc):
+        traced = (tracemalloc.get_traced_memory()[1] - self.base) / 2.0**20
+        tracemalloc.stop()
+        hwm = _status_mb("VmHWM:")
+        resident = hwm - self.rss if self.rss is not None and hwm is not None else 0.0
+        self.peak_mb = max(traced, resident)
+        return False
+
+
+def _targets(y):
+    return np.where(y[:, None] == np.arange(10)[None, :], 1.0, -1.0)
+
+
+def _timed(fit, predict, yte):
+    with _PeakMemory() as mem:
+        started = time.perf_counter()
+        model = fit()
+        seconds = time.perf_counter() - started
+    accuracy = float(np.mean(predict(model) == yte))
+    return model, accuracy, seconds, mem.peak_mb
+
+
+def run(quick=False, seed=0, log=print, partial=None):
+    """All the fits; returns the rows (also written to the CSV ``partial``
+    after each fit, when given, so that an interrupted run keeps them)."""
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.linear_model import RidgeClassifier
+    from threadpoolctl import threadpool_limits
+
+    from sketchlab import SketchedKernelRidgeClassifier
+
+    plan = QUICK if quick else FULL
+    Xtr, ytr, Xte, yte = load_fashion()
+    order = np.random.default_rng(seed).permutation(len(Xtr))  # fixed subsets: prefixes
+    Xte, yte = Xte[:plan["n_test"]], yte[:plan["n_test"]]
+    rows = []
+
+    def record(method, solver, landmarks, n, c, accuracy, seconds, peak, n_iter="",
+               residual=""):
+        row = dict(method=method, solver=solver, landmarks=landmarks, n=n, c=c,
+                   accuracy=round(accuracy, 5), fit_seconds=round(seconds, 3),
+                   peak_mb=round(peak, 1), n_iter=n_iter,
+                   residual="" if residual == "" else f"{residual:.3g}")
+        rows.append(row)
+        log(" ".join(f"{k}={v}" for k, v in row.items()))
+        if partial is not None:
+            write_csv(rows, partial)
+
+    for n in plan["kernel_ridge_n"]:
+        X, y = Xtr[order[:n]], ytr[order[:n]]
+
+        def fit():
+            with threadpool_limits(limits=1):  # OpenBLAS DSYRK crash: see the docstring
+                return KernelRidge(alpha=ALPHA, kernel="rbf", gamma=GAMMA).fit(X, _targets(y))
+        _, acc, sec, peak = _timed(fit, lambda m: m.predict(Xte).argmax(axis=1), yte)
+        record("KernelRidge (1 BLAS thread)", "cholesky", "", n, n, acc, sec, peak)
+
+    X, y = Xtr[order[:plan["restricted_n"]]], ytr[order[:plan["restricted_n"]]]
+    for rank in plan["nystroem_ranks"]:
+        def fit():
+            feats = Nystroem(gamma=GAMMA, n_components=rank, random_state=seed)
+            Z = feats.fit_transform(X)
+            return feats, RidgeClassifier(alpha=ALPHA).fit(Z, y)
+        _, acc, sec, peak = _timed(fit, lambda m: m[1].predict(m[0].transform(Xte)), yte)
+        record("Nystroem + RidgeClassifier", "", "uniform", len(X), rank, acc, sec, peak)
+
+    def ours(solver, landmarks, n, c):
+        Xs, ys = Xtr[order[:n]], ytr[order[:n]]
+
+        def fit():
+            return SketchedKernelRidgeClassifier(
+                alpha=ALPHA, gamma=GAMMA, n_components=c, landmarks=landmarks, solver=solver,
+                tol=1e-6, max_iter=200, cache_size=8192, random_state=seed).fit(Xs, ys)
+        model, acc, sec, peak = _timed(fit, lambda m: m.predict(Xte), yte)
+        record("SketchedKernelRidgeClassifier", solver, landmarks, n, c, acc, sec, peak,
+               model.n_iter_, float(model.residual_history_[-1].max()))
+
+    for landmarks in ("uniform", "rpcholesky"):
+        for n in plan["pcg_n"]:
+            ours("pcg", landmarks, n, plan["pcg_c"])
+        for c in plan["restricted_c"]:
+            ours("restricted", landmarks, plan["restricted_n"], c)
+    return rows
+
+
+def write_csv(rows, path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def read_csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _label(row):
+    if row["method"].startswith("Sketched"):
+        return f"ours, {row['solver']}, {row['landmarks']}"
+    return row["method"]
+
+
+def plot(rows, path):
+    """Test accuracy against fit time, one series per method."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series = {}
+    for row in rows:
+        series.setdefault(_label(row), []).append(row)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for label, items in series.items():
+        items = sorted(items, key=lambda r: float(r["fit_seconds"]))
+        t = [float(r["fit_seconds"]) for r in items]
+        a = [100 * float(r["accuracy"]) for r in items]
+        ax.plot(t, a, marker="o", label=label)
+        for r, ti, ai in zip(items, t, a):
+            size = f"n={r['n']}" if r["solver"] in ("cholesky", "pcg") else f"c={r['c']}"
+            ax.annotate(size, (ti, ai), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    ax.set_xscale("log")
+    ax.set_xlabel("fit time (s, wall clock)")
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_title(f"Fashion-MNIST, RBF gamma={GAMMA:.4g}, alpha={ALPHA:g}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def _num(row, key):
+    return float(row[key])
+
+
+def verdicts(rows):
+    """One line per claim of issue 31 that these rows can decide."""
+    out = []
+    kr = {int(r["n"]): r for r in rows if r["method"].startswith("KernelRidge")}
+    pcg = {(r["landmarks"], int(r["n"])): r for r in rows if r["solver"] == "pcg"}
+    n = max((m for (lm, m) in pcg if lm == "rpcholesky" and m in kr), default=None)
+    if n is not None:
+        a, b = pcg[("rpcholesky", n)], kr[n]
+        speed = _num(b, "fit_seconds") / max(_num(a, "fit_seconds"), 1e-9)
+        mem = _num(a, "peak_mb") / max(_num(b, "peak_mb"), 1e-9)
+        gap = 100 * (_num(b, "accuracy") - _num(a, "accuracy"))
+        ok = gap <= 0.2 and speed >= 3 and mem <= 0.6
+        out.append(f"n={n}: pcg (RPCholesky) accuracy {100 * _num(a, 'accuracy'):.2f}% vs "
+                   f"KernelRidge {100 * _num(b, 'accuracy'):.2f}% (gap {gap:.2f} points), "
+                   f"{speed:.1f}x faster, peak memory {mem:.2f}x: "
+                   f"{'meets' if ok else 'misses'} the target (<= 0.2 points, >= 3x, <= 0.6x)")
+    restricted = [r for r in rows if r["solver"] == "restricted" and r["landmarks"] == "rpcholesky"]
+    nys = [r for r in rows if r["method"].startswith("Nystroem")]
+    for r in restricted:
+        # the Nystroem fits no slower than this one: the best of them
+        peers = [p for p in nys if _num(p, "fit_seconds") <= _num(r, "fit_seconds")]
+        if not peers:
+            continue
+        best = max(peers, key=lambda p: _num(p, "accuracy"))
+        gain = 100 * (_num(r, "accuracy") - _num(best, "accuracy"))
+        out.append(f"restricted RPCholesky c={r['c']} (n={r['n']}, {_num(r, 'fit_seconds'):.1f} s,"
+                   f" peak {_num(r, 'peak_mb'):.0f} MB): {100 * _num(r, 'accuracy'):.2f}% vs the "
+                   f"best Nystroem+RidgeClassifier at no more fit time (rank {best['c']}, "
+                   f"{_num(best, 'fit_seconds'):.1f} s) {100 * _num(best, 'accuracy'):.2f}%: "
+                   f"{gain:+.2f} points")
+    its = [r for r in rows if r["n_iter"] not in ("", None)]
+    if its:
+        worst = max(its, key=lambda r: int(r["n_iter"]))
+        conv = all(float(r["residual"]) <= 1e-6 for r in its)
+        out.append(f"CG: at most {worst['n_iter']} iterations ({_label(worst)}, c={worst['c']}),"
+                   f" every fit {'reached' if conv else 'did NOT reach'} a relative residual "
+                   f"of 1e-6")
+    return out
+
+
+def write_report(rows, path, quick):
+    lines = [f"# Kernel ridge regression on Fashion-MNIST{' (--quick)' if quick else ''}", "",
+             f"RBF kernel, gamma = {GAMMA:.5g} (median heuristic), alpha = {ALPHA:g} (best on a "
+             "validation split of the training set); one +-1 target per class. KernelRidge ran "
+             "with one BLAS thread (threadpoolctl, in that step only): the multi-threaded "
+             "OpenBLAS DSYRK of the wheels crashes on large X @ X.T on these machines.", "",
+             "![accuracy against fit time](../figures/krr.png)", "", "## Verdicts", ""]
+    lines += [f"- {v}" for v in verdicts(rows)] or ["- (no rows)"]
+    lines += ["", "## Fits", "", "| " + " | ".join(COLUMNS) + " |",
+              "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(str(r[k]) for k in COLUMNS) + " |" for r in rows]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def main(out, quick=False, seed=0):
+    started = time.perf_counter()
+    csv_path = Path(out) / NAME / f"{NAME}.csv"
+    rows = run(quick=quick, seed=seed, partial=csv_path)
+    rows = [{k: str(v) for k, v in r.items()} for r in rows]
+    write_csv(rows, csv_path)
+    fig = plot(rows, Path(out) / "figures" / "krr.png")
+    report = write_report(rows, Path(out) / NAME / "REPORT.md", quick)
+    print(f"krr: {len(rows)} rows -> {csv_path} ({time.perf_counter() - started:.1f} s)")
+    print(f"figure: {fig}\nreport: {report}")
+    for line in verdicts(rows):
+        print(f"  {line}")
+    return 0

@@ -1,0 +1,528 @@
+"""Kernel ridge regression by preconditioned conjugate gradients on landmarks.
+
+:class:`SketchedKernelRidge` fits the model of scikit-learn's ``KernelRidge``
+(no intercept; ``f(x) = sum_i w_i k(x, x_i)``) without factoring the n x n
+kernel matrix:
+
+- ``solver="pcg"``: the full problem ``(K + alpha I) w = y`` by conjugate
+  gradients, preconditioned by the Nystrom approximation on the landmarks,
+  ``P = F F^T + alpha I`` with ``F F^T = C W^+ C^T`` (RPCholesky-PCG: Diaz,
+  Epperly, Frangella, Tropp & Webber 2023, "Robust, randomized
+  preconditioning for kernel ridge regression").  The landmarks only
+  precondition: the solution is that of ``KernelRidge`` up to ``tol``.
+- ``solver="restricted"``: the problem restricted to the landmarks S,
+  ``f = sum_{j in S} b_j k(., x_j)`` minimizing ``||K_nS b - y||^2 + alpha
+  b^T K_SS b``, whose normal equations ``(K_nS^T K_nS + alpha K_SS) b =
+  K_nS^T y`` are solved by conjugate gradients preconditioned by ``P =
+  (Phi K_nS)^T (Phi K_nS) + alpha K_SS`` with a sparse embedding Phi of 4 c
+  rows (KRILL, in the same paper; Falkon, Rudi, Carratino & Rosasco 2017,
+  solves this problem with uniform landmarks).
+
+:class:`SketchedKernelRidgeClassifier` is the classifier of scikit-learn's
+``RidgeClassifier`` pattern on top of it (targets +-1 per class, the class
+of the largest output).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import scipy.linalg as sla
+from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._config import serial_blas
+from ._kernel_matrices import _BLOCK_ENTRIES, kernel_oracle
+from ._operators import OSNAP
+from ._rpcholesky import block_rpcholesky
+from ._selection import LANDMARKS, select_landmarks
+from ._validation import as_generator, check_choice, check_int, check_positive
+from ._validation import check_sparse_structure, trusted
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ._validation import MatrixLike
+
+__all__ = ["SketchedKernelRidge", "SketchedKernelRidgeClassifier"]
+
+SOLVERS = ("auto", "pcg", "restricted")
+# rows of the sparse embedding of the restricted solver's preconditioner, per
+# landmark, and its nonzeros per column
+_SKETCH_ROWS_PER_LANDMARK = 4
+_SKETCH_NNZ = 8
+
+
+def _gram_t(A, B):
+    """``A^T B``; for ``B is A`` as an explicit GEMM (numpy sends ``A.T @ A``
+    to BLAS's SYRK, whose multi-threaded OpenBLAS kernel has crashed on large
+    problems on some machines)."""
+    if B is A:
+        At = np.asfortranarray(A.T)  # no copy for a C-ordered A
+        return sla.blas.dgemm(1.0, At, At, trans_b=True)
+    return A.T @ B
+
+
+class _KernelOperator:
+    """``v -> K v`` for the n x n kernel: the first ``cached`` rows of K are
+    stored (float64), the others recomputed by row blocks of at most
+    ``_BLOCK_ENTRIES`` entries at every product."""
+
+    def __init__(self, K, cache_bytes):
+        n = K.shape[0]
+        self.K, self.n = K, n
+        self.cached = int(min(n, cache_bytes // (8 * n)))
+        self.rows = np.asarray(K[:self.cached, :], dtype=np.float64) if self.cached else None
+        self.block = max(1, _BLOCK_ENTRIES // n)
+
+    def __call__(self, V):
+        out = np.empty_like(V)
+        if self.cached:
+            out[:self.cached] = self.rows @ V
+        for i0 in range(self.cached, self.n, self.block):
+            i1 = min(self.n, i0 + self.block)
+            out[i0:i1] = np.asarray(self.K[i0:i1, :], dtype=np.float64) @ V
+        return out
+
+
+def _pcg(matvec, precond, B, tol, max_iter):
+    """Conjugate gradients on the columns of B (n x t) at once, each with its
+    own step sizes; a column stops when its relative residual
+    ``||b - A x|| / ||b||`` (by the recurrence) is at most tol.  Returns
+    ``(X, history)`` with ``history`` of shape (iterations + 1, t)."""
+    t = B.shape[1]
+    X = np.zeros_like(B)
+    R = B.copy()
+    bnorm = np.linalg.norm(B, axis=0)
+    scale = np.where(bnorm > 0, bnorm, 1.0)
+    res = np.linalg.norm(R, axis=0) / scale
+    history = [res.copy()]
+    active = res > tol
+    Z = precond(R)
+    P = Z.copy()
+    rz = np.einsum("ij,ij->j", R, Z)
+    for _ in range(max_iter):
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        Pa = P[:, idx]
+        AP = matvec(Pa)
+        pq = np.einsum("ij,ij->j", Pa, AP)
+        ok = (pq > 0) & np.isfinite(pq) & (rz[idx] > 0)
+        a = np.where(ok, rz[idx] / np.where(ok, pq, 1.0), 0.0)
+        X[:, idx] += a * Pa
+        R[:, idx] -= a * AP
+        res[idx] = np.linalg.norm(R[:, idx], axis=0) / scale[idx]
+        history.append(res.copy())
+        active[idx] = ok & (res[idx] > tol)
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        Z = precond(R[:, idx])
+        rz_new = np.einsum("ij,ij->j", R[:, idx], Z)
+        P[:, idx] = Z + (rz_new / rz[idx]) * P[:, idx]
+        rz[idx] = rz_new
+    return X, np.array(history).reshape(-1, t)
+
+
+def _nystrom_factor(C, cols):
+    """F with ``F F^T = C W^+ C^T`` (W = C[cols]), eigenvalues of W below
+    ``c eps max(eig)`` dropped."""
+    W = np.asarray(C[cols], dtype=np.float64)
+    with serial_blas():
+        w, V = sla.eigh((W + W.T) / 2, check_finite=False)
+    keep = w > cols.size * np.finfo(np.float64).eps * max(float(w.max()), 0.0)
+    return np.asarray(C, dtype=np.float64) @ (V[:, keep] / np.sqrt(w[keep]))
+
+
+def _spd_solver(M):
+    """A function ``v -> M^-1 v`` for a symmetric M that is positive definite
+    up to rounding: Cholesky, with a shift of ``1e-12 trace(M) / c`` added
+    when the factorization fails."""
+    M = (M + M.T) / 2
+    shift = 0.0
+    for _ in range(8):
+        try:
+            with serial_blas():
+                L = sla.cho_factor(M + shift * np.eye(M.shape[0]), lower=True,
+                                   check_finite=False)
+            break
+        except sla.LinAlgError:
+            shift = max(10 * shift, 1e-12 * max(float(np.trace(M)), 1e-300) / M.shape[0])
+    else:  # pragma: no cover - M is not close to positive semidefinite
+        raise np.linalg.LinAlgError("the preconditioner is not positive definite")
+    return lambda V: sla.cho_solve(L, V, check_finite=False)
+
+
+class _SketchedKernelRidgeBase(BaseEstimator):
+    """The fit and the kernel expansion shared by the regressor and the
+    classifier (parameters: see :class:`SketchedKernelRidge`)."""
+
+    def __init__(self, alpha: float = 1.0, *, kernel: str | Callable[..., Any] = "rbf",
+                 gamma: float | None = None, degree: float | None = None,
+                 coef0: float | None = None, kernel_params: Mapping[str, Any] | None = None,
+                 n_components: int = 500, landmarks: str = "rpcholesky", solver: str = "auto",
+                 tol: float = 1e-6, max_iter: int = 200, cache_size: float = 4096,
+                 random_state: None | int | np.random.Generator | np.random.RandomState = None
+                 ) -> None:
+        self.alpha = alpha
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cache_size = cache_size
+        self.random_state = random_state
+
+    def _oracle(self, X):
+        return kernel_oracle(X, self.kernel, gamma=self.gamma, degree=self.degree,
+                             coef0=self.coef0, kernel_params=self.kernel_params)
+
+    def _check_params(self):
+        alpha = check_positive(self.alpha, "alpha")
+        tol = check_positive(self.tol, "tol")
+        max_iter = check_int(self.max_iter, "max_iter", 1)
+        c = check_int(self.n_components, "n_components", 1)
+        landmarks = check_choice(self.landmarks, "landmarks", LANDMARKS)
+        solver = check_choice(self.solver, "solver", SOLVERS)
+        cache = check_positive(self.cache_size, "cache_size")
+        return alpha, tol, max_iter, c, landmarks, solver, cache
+
+    def fit(self, X: MatrixLike, y: Any) -> SketchedKernelRidge:
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix of shape (n_samples, n_features)
+        y : array_like of shape (n_samples,) or (n_samples, n_targets)
+
+        Returns
+        -------
+        self
+        """
+        alpha, tol, max_iter, c, landmarks, solver, cache = self._check_params()
+        X = check_sparse_structure(X, "X")
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
+                             multi_output=True, y_numeric=True)
+        y = np.asarray(y, dtype=np.float64)
+        Y = y.reshape(-1, 1) if y.ndim == 1 else y
+        n = X.shape[0]
+        c = min(c, n)
+        cache_bytes = cache * 2.0**20
+        if solver == "auto":
+            solver = "pcg" if 8.0 * n * n <= cache_bytes else "restricted"
+        with trusted(X):  # index arrays checked above, values by validate_data
+            K = self._oracle(X)
+        gen = as_generator(self.random_state, "random_state")
+        if landmarks == "rpcholesky":
+            cols, C, F = block_rpcholesky(K, c, gen)
+            if solver == "restricted":
+                F = None
+        else:
+            cols, C = select_landmarks(K, c, landmarks, gen)
+            if C is None:
+                C = K[:, cols]
+            F = _nystrom_factor(C, cols) if solver == "pcg" else None
+        C = np.asarray(C, dtype=np.float64)
+        if solver == "pcg":
+            del C
+            coef, history = self._fit_pcg(K, F, Y, alpha, tol, max_iter, cache_bytes)
+            self.X_fit_ = X
+        else:
+            coef, history = self._fit_restricted(C, cols, Y, alpha, tol, max_iter, gen)
+            self.X_fit_ = X[cols]
+        self.n_evaluated_ = K.n_evaluated
+        self.landmark_indices_ = cols
+        self.solver_ = solver
+        self.n_iter_ = history.shape[0] - 1
+        self.residual_history_ = history[:, 0] if y.ndim == 1 else history
+        self.dual_coef_ = coef[:, 0] if y.ndim == 1 else coef
+        final = history[-1]
+        if np.any(final > tol):
+            warnings.warn(
+                f"conjugate gradients (solver={solver!r}) stopped after {self.n_iter_} "
+                f"iterations at a relative residual of {float(final.max()):.3g} > tol={tol:g}; "
+                "increase max_iter, alpha or n_components (a better preconditioner)",
+                ConvergenceWarning, stacklevel=2)
+        return self
+
+    def _fit_pcg(self, K, F, Y, alpha, tol, max_iter, cache_bytes):
+        """The full problem ``(K + alpha I) W = Y`` by CG, preconditioned by
+        ``(F F^T + alpha I)^-1 = (I - F (F^T F + alpha I)^-1 F^T) / alpha``."""
+        inner = _spd_solver(_gram_t(F, F) + alpha * np.eye(F.shape[1]))
+
+        def precond(V):
+            return (V - F @ inner(_gram_t(F, V))) / alpha
+
+        op = _KernelOperator(K, cache_bytes)
+        if op.cached < op.n:  # kernel blocks recomputed: compute-bound, all BLAS threads
+            return _pcg(lambda V: op(V) + alpha * V, precond, Y, tol, max_iter)
+        # memory-bound products with few columns: idle BLAS threads only spin
+        with serial_blas():
+            return _pcg(lambda V: op(V) + alpha * V, precond, Y, tol, max_iter)
+
+    def _fit_restricted(self, C, cols, Y, alpha, tol, max_iter, gen):
+        """``(C^T C + alpha W) B = C^T Y`` (C = K_nS, W = K_SS) by CG,
+        preconditioned by ``(Phi C)^T (Phi C) + alpha W`` (exact ``C^T C``
+        when the embedding would have as many rows as C)."""
+        n, c = C.shape
+        W = C[cols]
+        W = (W + W.T) / 2
+        s = _SKETCH_ROWS_PER_LANDMARK * c
+        if s >= n:
+            SC = C
+        else:
+            SC = OSNAP(s, n, nnz_per_col=min(_SKETCH_NNZ, s), rng=gen).apply(C, axis=0)
+        inner = _spd_solver(_gram_t(SC, SC) + alpha * W)
+
+        def matvec(V):
+            return _gram_t(C, C @ V) + alpha * (W @ V)
+
+        with serial_blas():  # memory-bound products with few columns
+            return _pcg(matvec, inner, _gram_t(C, Y), tol, max_iter)
+
+    def predict(self, X: MatrixLike) -> NDArray[np.floating]:
+        """Predict with the kernel expansion ``k(X, X_fit_) @ dual_coef_``.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_targets)
+        """
+        check_is_fitted(self)
+        X = check_sparse_structure(X, "X")
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        with trusted(X, self.X_fit_):
+            oracle = self._oracle(self.X_fit_)
+            coef = self.dual_coef_
+            out = np.empty((X.shape[0],) + coef.shape[1:])
+            step = max(1, _BLOCK_ENTRIES // oracle.shape[0])
+            for i0 in range(0, X.shape[0], step):
+                out[i0:i0 + step] = oracle.cross(X[i0:i0 + step]) @ coef
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+
+class SketchedKernelRidge(MultiOutputMixin, RegressorMixin, _SketchedKernelRidgeBase):
+    """Kernel ridge regression by conjugate gradients preconditioned with
+    landmarks (RPCholesky-PCG and KRILL).
+
+    The model of :class:`sklearn.kernel_ridge.KernelRidge` (same kernel
+    parameters; ``dual_coef_`` and ``X_fit_`` as there), fitted without
+    storing or factoring the whole kernel matrix when it does not fit:
+    ``n_components`` landmark points, chosen by randomly pivoted Cholesky by
+    default, build a Nystrom preconditioner for conjugate gradients on the
+    full problem (``solver="pcg"``), or define the problem restricted to the
+    landmarks (``solver="restricted"``).
+
+    Parameters
+    ----------
+    alpha : float, default 1.0
+        Regularization, > 0: the full problem is ``(K + alpha I) w = y``, as
+        in KernelRidge.
+    kernel : str or callable, default "rbf"
+        As for :class:`SketchedNystroem` (the kernels of
+        ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS`` or a
+        callable); "rbf" runs on sketchlab's compiled kernel.
+    gamma, degree, coef0 : float, optional
+        Kernel parameters (None: the kernel's default, 1 / n_features for
+        gamma of rbf), as for SketchedNystroem.
+    kernel_params : dict, optional
+        More parameters of a callable kernel.
+    n_components : int, default 500
+        Number of landmarks c (clipped to n_samples).
+    landmarks : {"rpcholesky", "uniform", "ridge-leverage"}, default "rpcholesky"
+        How the landmarks are chosen (see :func:`sketchlab.nystrom`);
+        "rpcholesky" is the accelerated randomly pivoted Cholesky.
+    solver : {"auto", "pcg", "restricted"}, default "auto"
+        "pcg": the full problem, the landmarks precondition; "restricted":
+        the problem on the landmarks; "auto": "pcg" when the whole kernel
+        matrix fits in ``cache_size`` (``8 n^2`` bytes), else "restricted".
+    tol : float, default 1e-6
+        Conjugate gradients stop when the relative residual ``||b - A x|| /
+        ||b||`` of every target is at most tol.
+    max_iter : int, default 200
+        Most conjugate-gradient iterations.
+    cache_size : float, default 4096
+        Megabytes for stored kernel rows (``solver="pcg"``): the first
+        ``cache_size / (8 n)`` rows of K are kept, the others recomputed at
+        every iteration.
+    random_state : None, int, numpy.random.Generator or RandomState
+        Seeds the landmarks and the restricted solver's sketch.
+
+    Attributes
+    ----------
+    dual_coef_ : ndarray of shape (n_fit,) or (n_fit, n_targets)
+        Coefficients of the kernel expansion on ``X_fit_``.
+    X_fit_ : ndarray or sparse matrix of shape (n_fit, n_features)
+        The training points ("pcg") or the landmark points ("restricted").
+    landmark_indices_ : ndarray of shape (c,)
+        Row indices of the landmarks in the training data.
+    solver_ : str
+        The solver used ("pcg" or "restricted").
+    n_iter_ : int
+        Conjugate-gradient iterations run.
+    residual_history_ : ndarray of shape (n_iter_ + 1,) or (n_iter_ + 1, n_targets)
+        Relative residual of each target after each iteration (the first
+        row: before the first).
+    n_evaluated_ : int
+        Kernel entries evaluated by fit.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X has string feature names.
+
+    Raises
+    ------
+    ValueError
+        At fit, for parameters out of range or X, y with NaN/Inf.
+
+    Warns
+    -----
+    sklearn.exceptions.ConvergenceWarning
+        When conjugate gradients stop at max_iter above tol.
+
+    See Also
+    --------
+    SketchedKernelRidgeClassifier : the classifier on top of it.
+    SketchedNystroem : kernel features for any linear model.
+
+    Notes
+    -----
+    Work and memory (n samples, c landmarks, t targets, d features):
+
+    - landmarks: ``n c`` kernel entries (plus the candidates' blocks of
+      RPCholesky); ``2 n c`` floats at most (C and the Nystrom factor).
+    - "pcg": each iteration multiplies K by t vectors.  The first ``r =
+      min(n, cache_size / (8 n))`` rows of K are evaluated once and stored
+      (``8 r n`` bytes); the other rows are evaluated again at every
+      iteration, by blocks of about 4M entries (``n^2 d`` work per
+      iteration when nothing is stored).  Memory: the stored rows, ``n c``
+      floats for the preconditioner and ``O(n t)`` vectors.
+    - "restricted": ``K_nS`` (``n c`` floats) is stored; the preconditioner
+      costs a sparse sketch of it and ``4 c^3`` flops, an iteration ``4 n c t``.
+      Memory: about ``2 n c`` floats, never ``n^2``.
+
+    The Gram products of the kernel blocks never call BLAS's SYRK on more
+    than 2048 rows (the multi-threaded OpenBLAS SYRK has crashed on large
+    ones on some machines).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sketchlab import SketchedKernelRidge
+    >>> gen = np.random.default_rng(0)
+    >>> X = gen.uniform(-3, 3, (400, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * gen.standard_normal(400)
+    >>> model = SketchedKernelRidge(alpha=0.1, gamma=0.5, n_components=30,
+    ...                             random_state=0).fit(X, y)
+    >>> model.solver_, bool(model.n_iter_ <= 30)
+    ('pcg', True)
+    >>> float(np.round(model.predict([[1.0]])[0], 2))
+    0.83
+    """
+
+class SketchedKernelRidgeClassifier(ClassifierMixin, _SketchedKernelRidgeBase):
+    """Classifier by kernel ridge regression on +-1 targets, fitted by
+    :class:`SketchedKernelRidge` (the pattern of scikit-learn's
+    ``RidgeClassifier``).
+
+    Each class gets a target that is +1 on its samples and -1 elsewhere (one
+    target for two classes); the prediction is the class of the largest
+    output (of its sign for two classes).  The parameters are those of
+    :class:`SketchedKernelRidge`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    dual_coef_, X_fit_, landmark_indices_, solver_, n_iter_, residual_history_, n_evaluated_
+        As for :class:`SketchedKernelRidge` (one target per class, or one).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sketchlab import SketchedKernelRidgeClassifier
+    >>> gen = np.random.default_rng(0)
+    >>> X = gen.standard_normal((300, 2))
+    >>> y = np.where(np.hypot(X[:, 0], X[:, 1]) < 1.0, "in", "out")
+    >>> clf = SketchedKernelRidgeClassifier(alpha=0.1, gamma=1.0, n_components=40,
+    ...                                     random_state=0).fit(X, y)
+    >>> clf.predict([[0.0, 0.0], [2.5, 0.0]])
+    array(['in', 'out'], dtype='<U3')
+    """
+
+    def fit(self, X: MatrixLike, y: Any) -> SketchedKernelRidgeClassifier:
+        """Fit one ridge regression per class on +-1 targets.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix of shape (n_samples, n_features)
+        y : array_like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self
+        """
+        X = check_sparse_structure(X, "X")
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        check_classification_targets(y)
+        self._label_binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
+        Y = self._label_binarizer.fit_transform(y)
+        if Y.shape[1] == 1:
+            Y = Y[:, 0]
+        super().fit(X, Y.astype(np.float64))
+        return self
+
+    @property
+    def classes_(self) -> NDArray[Any]:
+        return self._label_binarizer.classes_
+
+    def decision_function(self, X: MatrixLike) -> NDArray[np.floating]:
+        """The regression outputs: shape (n_samples,) for two classes (> 0
+        means ``classes_[1]``), else (n_samples, n_classes).
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix of shape (n_samples, n_features)
+        """
+        return super().predict(X)
+
+    def predict(self, X: MatrixLike) -> NDArray[Any]:
+        """The class of the largest output.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[index]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
