@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # the names of _LAZY, so that type checkers see what they are
     from ._kernel_matrices import PairwiseKernel, RBFKernel
     from ._leverage import leverage_scores
     from ._residuals import gmr_error_ratio, gmr_residual, lowrank_residual
+    from ._results import GMRResult, SVDResult
     from ._sketch_state import SketchState
     from ._spsd import SPSDApproximation, eta, fast_spsd, faster_spsd, nystrom, optimal_spsd
     from ._svd import (
@@ -84,6 +85,8 @@ _LAZY = {
     "three_sketch_svd_sizes": "_svd",
     "SketchedNystroem": "_estimators",
     "SinglePassSVD": "_estimators",
+    "SVDResult": "_results",
+    "GMRResult": "_results",
 }
 
 __all__ = [

@@ -221,7 +221,7 @@ def cur(A: MatrixLike, c: int, r: int | None = None, *, k: int | None = None,
     C, R = _gather(A, columns, rows)
     with trusted(A, C, R):
         if core == "fast":
-            U = fast_gmr(A, C, R, sketch_size=sketch_size, rng=gen)
+            U = fast_gmr(A, C, R, sketch_size=sketch_size, rng=gen).X
         elif core == "exact":
             U = gmr(A, C, R)
         else:

@@ -15,7 +15,7 @@ with singular values below a relative tolerance treated as zero
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,13 +26,13 @@ from ._linalg import exact_core, project_psd as _project_psd, range_factors, sam
 from ._linalg import solve_core, squared_frobenius, symmetrize
 from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, sketch_both
 from ._registry import KINDS, SKETCH_KINDS, make_sketch
+from ._results import GMRResult
 from ._validation import as_generator, as_matrix, check_int, check_rtol, check_sketchable
 from ._validation import check_tol, trusted
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
-    from ._errors import ErrorEstimate
     from ._validation import Matrix, MatrixLike
 
 __all__ = [
@@ -298,30 +298,6 @@ def _norm(B):
     return float(np.sqrt(squared_frobenius(B)))
 
 
-@overload
-def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
-             sketch_size: int | tuple[int, int] | None = ...,
-             sketch: str | tuple[SketchOperator, SketchOperator] = ...,
-             structure: str | None = ..., rng: None | int | np.random.Generator = ...,
-             rtol: float | None = ..., estimate_error: Literal[False] = ...,
-             tol: float | None = ..., n_probes: int | None = ...) -> NDArray[np.floating]: ...
-@overload
-def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
-             sketch_size: int | tuple[int, int] | None = ...,
-             sketch: str | tuple[SketchOperator, SketchOperator] = ...,
-             structure: str | None = ..., rng: None | int | np.random.Generator = ...,
-             rtol: float | None = ..., estimate_error: Literal[True],
-             tol: float | None = ...,
-             n_probes: int | None = ...) -> tuple[NDArray[np.floating], ErrorEstimate]: ...
-@overload
-def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
-             sketch_size: int | tuple[int, int] | None = ...,
-             sketch: str | tuple[SketchOperator, SketchOperator] = ...,
-             structure: str | None = ..., rng: None | int | np.random.Generator = ...,
-             rtol: float | None = ..., estimate_error: bool = ...,
-             tol: float | None = ...,
-             n_probes: int | None = ...
-             ) -> NDArray[np.floating] | tuple[NDArray[np.floating], ErrorEstimate]: ...
 
 
 def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
@@ -329,8 +305,7 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
              sketch: str | tuple[SketchOperator, SketchOperator] = "countsketch",
              structure: str | None = None, rng: None | int | np.random.Generator = None,
              rtol: float | None = None, estimate_error: bool = False, tol: float | None = None,
-             n_probes: int | None = None
-             ) -> NDArray[np.floating] | tuple[NDArray[np.floating], ErrorEstimate]:
+             n_probes: int | None = None) -> GMRResult:
     """Fast generalized matrix regression (Algorithm 1).
 
     Solves the sketched problem ``min_X ||S_C C X R S_R^T - S_C A S_R^T||_F``:
@@ -376,8 +351,8 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
         and ``R S_R^T``; default ``max(shape) * eps`` of each (``eps`` of
         float32 when A, C and R are all float32).
     estimate_error : bool, default False
-        Also return an :class:`~sketchlab.ErrorEstimate` of
-        ``||A - C X R||_F`` for the X returned: ``n_probes`` Gaussian probes
+        Attach an :class:`~sketchlab.ErrorEstimate` of ``||A - C X R||_F``
+        for the X returned as ``error_estimate``: ``n_probes`` Gaussian probes
         acting through a CountSketch Theta on the columns of A and, for A of
         more than ``16 n_probes`` rows, a CountSketch Phi of ``16
         n_probes`` rows on its rows (``Phi A Theta^T``, one more pass over
@@ -407,10 +382,17 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
 
     Returns
     -------
-    X : ndarray of shape (c, r)
-        float32 when A, C and R are all float32, else float64.
-    estimate : ErrorEstimate
-        Only with ``estimate_error=True``.
+    GMRResult
+        Unpacks as ``X,`` whatever the flags (``X, = fast_gmr(...)``, or
+        ``fast_gmr(...).X``):
+
+        X : ndarray of shape (c, r)
+            float32 when A, C and R are all float32, else float64.
+
+        and carries ``error_estimate`` (an :class:`~sketchlab.ErrorEstimate`
+        with ``estimate_error=True`` or ``tol``, else None) and
+        ``sketch_size``, the ``(s_c, s_r)`` used (with ``tol``: of the last
+        round's whole sketch).
 
     Raises
     ------
@@ -465,10 +447,19 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
     >>> A = sp.random(2000, 1500, density=0.01, format="csr", random_state=gen)
     >>> C = A @ rng.normal(size=(1500, 10))
     >>> R = rng.normal(size=(10, 2000)) @ A
-    >>> X = sketchlab.fast_gmr(A, C, R, sketch_size=(100, 100), rng=0)
+    >>> X, = sketchlab.fast_gmr(A, C, R, sketch_size=(100, 100), rng=0)
     >>> X.shape
     (10, 10)
     >>> bool(sketchlab.gmr_error_ratio(A, C, X, R) < 0.1)
+    True
+
+    The estimate, when asked for, is an attribute of the result:
+
+    >>> res = sketchlab.fast_gmr(A, C, R, sketch_size=(100, 100), rng=0, estimate_error=True)
+    >>> bool(np.array_equal(res.X, X)), res.sketch_size
+    (True, (100, 100))
+    >>> err = sketchlab.gmr_residual(A, C, X, R)
+    >>> bool(res.error_estimate.low < err < res.error_estimate.high)
     True
     """
     structure = _check_structure_name(structure)
@@ -480,10 +471,9 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
     dtype = out_dtype(A, C, R)
     eps = np.finfo(dtype).eps
     if tol is not None:
-        X, estimate = _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q,
-                                    rng)
-        X = X.astype(dtype, copy=False)
-        return (X, estimate) if estimate_error else X
+        X, estimate, sizes = _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol,
+                                           eps, q, rng)
+        return GMRResult(X.astype(dtype, copy=False), error_estimate=estimate, sketch_size=sizes)
     m, n = A.shape
     S_C, S_R = _make_sketches(sketch, sketch_size, C, R, m, n, rng)
     (c, r), (s_c, s_r) = (C.shape[1], R.shape[0]), (S_C.sketch_size, S_R.sketch_size)
@@ -496,12 +486,14 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
         )
     SC_C, M, R_SR = _sketch_problem(S_C, S_R, A, C, R)
     X = solve_sketched(SC_C, M, R_SR, rtol=rtol, eps=eps, structure=structure)
-    if not estimate_error:
-        return X.astype(dtype, copy=False)
-    # the probes are drawn after the sketches (from a generator of their own
-    # when the sketches were given), so X is the same with or without them
-    probe = ResidualProbe.of(A, C, R, q, _probe_generator(sketch, rng))
-    return X.astype(dtype, copy=False), probe.estimate(X)
+    estimate = None
+    if estimate_error:
+        # the probes are drawn after the sketches (from a generator of their
+        # own when the sketches were given), so X is the same with or without
+        probe = ResidualProbe.of(A, C, R, q, _probe_generator(sketch, rng))
+        estimate = probe.estimate(X)
+    return GMRResult(X.astype(dtype, copy=False), error_estimate=estimate,
+                     sketch_size=(s_c, s_r))
 
 
 def _probe_generator(sketch, rng):
@@ -565,7 +557,8 @@ _MAX_GROWTH = 8.0  # a round's sketch is at most this many times the previous on
 
 def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rng):
     """fast_gmr at fixed accuracy (see the ``tol`` parameter): rounds of
-    two-halves sketches, combined."""
+    two-halves sketches, combined.  ``(X, estimate, (s_c, s_r))``, the sizes
+    of the last round's whole sketch."""
     if not isinstance(sketch, str) or sketch not in _SPLIT_KINDS:
         raise ValueError(
             f"tol= needs sketch to be a kind name in {list(_SPLIT_KINDS)} (sketches of size 2s "
@@ -612,7 +605,7 @@ def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rn
                     f"error ratio of {ratio:.3g}; use sketchlab.gmr for the exact solution",
                     stacklevel=3,
                 )
-            return X_comb, estimate
+            return X_comb, estimate, (2 * h_c, 2 * h_r)
         # excess falls like 1/s: the next round's whole sketch must bring the
         # combination's excess down to the target
         target = optimum * ((1.0 + 0.8 * tol) ** 2 - 1.0)
@@ -624,7 +617,7 @@ def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rn
         half = (min(m // 2, int(np.ceil(h_c * grow))), min(n // 2, int(np.ceil(h_r * grow))))
     warnings.warn(f"fast_gmr(tol={tol}) stopped after {_MAX_TOL_ROUNDS} rounds with an "
                   f"estimated error ratio of {ratio:.3g}", stacklevel=3)
-    return X_comb, estimate
+    return X_comb, estimate, (2 * h_c, 2 * h_r)
 
 
 def _gram(X, Y):

@@ -45,7 +45,7 @@ True
 from __future__ import annotations
 
 import operator
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from ._cur import CURDecomposition
-    from ._svd import SVDFactors, SVDFactorsWithError
+    from ._results import SVDResult
     from ._validation import MatrixLike
 
 __all__ = ["sketch", "sketch_both", "sketch_state", "cur", "fast_sp_svd", "practical_sp_svd",
@@ -505,8 +505,7 @@ def _single_pass(method, A, k, *, axis, block_size, shape, scheduler, estimate_e
     _, rank, sketches = _svd.svd_sketches(method, shape, k, **params,
                                           estimate_error=bool(estimate_error) or tol is not None)
     state = sketch_state(A, sketches, scheduler=scheduler)
-    return _svd.finish(_svd.svd_recover(method, state, rank, overwrite=True, tol=tol),
-                       estimate_error)
+    return _svd.svd_recover(method, state, rank, overwrite=True, tol=tol)
 
 
 _DASK_INPUT_DOC = """A : dask.array.Array of shape (m, n)
@@ -553,30 +552,6 @@ _DASK_MEMORY_NOTE = """Each task holds one chunk (h x w) and its
     finishes as in memory: QRs of C and R^T, the small core, its SVD."""
 
 
-@overload
-def fast_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ..., r: int | None = ...,
-                s_c: int | None = ..., s_r: int | None = ..., range_sketch: str = ...,
-                core_sketch: str = ..., axis: int = ..., block_size: int | None = ...,
-                rank: int | None = ..., rng: None | int | np.random.Generator = ...,
-                shape: tuple[int, int] | None = ..., scheduler: Any = ...,
-                estimate_error: Literal[False] = ..., tol: float | None = ...,
-                n_probes: int | None = ...) -> SVDFactors: ...
-@overload
-def fast_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ..., r: int | None = ...,
-                s_c: int | None = ..., s_r: int | None = ..., range_sketch: str = ...,
-                core_sketch: str = ..., axis: int = ..., block_size: int | None = ...,
-                rank: int | None = ..., rng: None | int | np.random.Generator = ...,
-                shape: tuple[int, int] | None = ..., scheduler: Any = ...,
-                estimate_error: Literal[True], tol: float | None = ..., n_probes: int | None = ...
-               ) -> SVDFactorsWithError: ...
-@overload
-def fast_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ..., r: int | None = ...,
-                s_c: int | None = ..., s_r: int | None = ..., range_sketch: str = ...,
-                core_sketch: str = ..., axis: int = ..., block_size: int | None = ...,
-                rank: int | None = ..., rng: None | int | np.random.Generator = ...,
-                shape: tuple[int, int] | None = ..., scheduler: Any = ...,
-                estimate_error: bool = ..., tol: float | None = ..., n_probes: int | None = ...
-               ) -> SVDFactors | SVDFactorsWithError: ...
 
 
 def fast_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = None, r: int | None = None,
@@ -586,7 +561,7 @@ def fast_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = None, r: in
                 rng: None | int | np.random.Generator = None,
                 shape: tuple[int, int] | None = None, scheduler: Any = None,
                 estimate_error: bool = False, tol: float | None = None,
-                n_probes: int | None = None) -> SVDFactors | SVDFactorsWithError:
+                n_probes: int | None = None) -> SVDResult:
     """Fast single-pass SVD (Algorithm 3) of a dask array.
 
     Each chunk adds its shares of ``C = A Omega~`` (m x c), ``R = Psi~ A``
@@ -653,30 +628,6 @@ def fast_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = None, r: in
                         estimate_error=estimate_error, tol=tol, n_probes=n_probes)
 
 
-@overload
-def practical_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ...,
-                     r: int | None = ..., range_sketch: str = ..., axis: int = ...,
-                     block_size: int | None = ..., rank: int | None = ...,
-                     rng: None | int | np.random.Generator = ...,
-                     shape: tuple[int, int] | None = ..., scheduler: Any = ...,
-                     estimate_error: Literal[False] = ..., tol: float | None = ...,
-                     n_probes: int | None = ...) -> SVDFactors: ...
-@overload
-def practical_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ...,
-                     r: int | None = ..., range_sketch: str = ..., axis: int = ...,
-                     block_size: int | None = ..., rank: int | None = ...,
-                     rng: None | int | np.random.Generator = ...,
-                     shape: tuple[int, int] | None = ..., scheduler: Any = ...,
-                     estimate_error: Literal[True], tol: float | None = ...,
-                     n_probes: int | None = ...) -> SVDFactorsWithError: ...
-@overload
-def practical_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ...,
-                     r: int | None = ..., range_sketch: str = ..., axis: int = ...,
-                     block_size: int | None = ..., rank: int | None = ...,
-                     rng: None | int | np.random.Generator = ...,
-                     shape: tuple[int, int] | None = ..., scheduler: Any = ...,
-                     estimate_error: bool = ..., tol: float | None = ...,
-                     n_probes: int | None = ...) -> SVDFactors | SVDFactorsWithError: ...
 
 
 def practical_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = None,
@@ -685,7 +636,7 @@ def practical_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = None,
                      rng: None | int | np.random.Generator = None,
                      shape: tuple[int, int] | None = None, scheduler: Any = None,
                      estimate_error: bool = False, tol: float | None = None,
-                     n_probes: int | None = None) -> SVDFactors | SVDFactorsWithError:
+                     n_probes: int | None = None) -> SVDResult:
     """Practical single-pass SVD (Tropp et al. 2017; the paper's appendix) of a dask array.
 
     Each chunk adds its shares of ``C = A Omega~`` (m x c) and
@@ -743,33 +694,6 @@ def practical_sp_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = None,
                         rng=rng, estimate_error=estimate_error, tol=tol, n_probes=n_probes)
 
 
-@overload
-def three_sketch_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ...,
-                     r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
-                     range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
-                     block_size: int | None = ..., rank: int | None = ...,
-                     rng: None | int | np.random.Generator = ...,
-                     shape: tuple[int, int] | None = ..., scheduler: Any = ...,
-                     estimate_error: Literal[False] = ..., tol: float | None = ...,
-                     n_probes: int | None = ...) -> SVDFactors: ...
-@overload
-def three_sketch_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ...,
-                     r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
-                     range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
-                     block_size: int | None = ..., rank: int | None = ...,
-                     rng: None | int | np.random.Generator = ...,
-                     shape: tuple[int, int] | None = ..., scheduler: Any = ...,
-                     estimate_error: Literal[True], tol: float | None = ...,
-                     n_probes: int | None = ...) -> SVDFactorsWithError: ...
-@overload
-def three_sketch_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = ...,
-                     r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
-                     range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
-                     block_size: int | None = ..., rank: int | None = ...,
-                     rng: None | int | np.random.Generator = ...,
-                     shape: tuple[int, int] | None = ..., scheduler: Any = ...,
-                     estimate_error: bool = ..., tol: float | None = ...,
-                     n_probes: int | None = ...) -> SVDFactors | SVDFactorsWithError: ...
 
 
 def three_sketch_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = None,
@@ -779,7 +703,7 @@ def three_sketch_svd(A: da.Array | MatrixLike, k: int, *, c: int | None = None,
                      rng: None | int | np.random.Generator = None,
                      shape: tuple[int, int] | None = None, scheduler: Any = None,
                      estimate_error: bool = False, tol: float | None = None,
-                     n_probes: int | None = None) -> SVDFactors | SVDFactorsWithError:
+                     n_probes: int | None = None) -> SVDResult:
     """Three-sketch single-pass SVD (Tropp, Yurtsever, Udell & Cevher 2019) of a dask array.
 
     Each chunk adds its shares of the range sketch ``A Omega^T`` (m x c),

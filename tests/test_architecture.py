@@ -21,6 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "sketchlab"
 LAYERS = {
     "_config": 0,
     "_hash": 0,
+    "_results": 0,
     "_jit": 1,
     "_validation": 2,
     "_operators": 3,
