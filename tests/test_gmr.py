@@ -477,7 +477,6 @@ S_C0 = sl.CountSketch(20, 60, rng=0)
 S_R0 = sl.CountSketch(16, 50, rng=1)
 SIZE = r"sketch_size\[0\] \(s_c\) must be an int"
 BAD_SKETCHES = [
-    (dict(sketch="countsketch"), ValueError, "sketch_size is required when sketch is a kind name"),
     (dict(sketch_size=0), ValueError, SIZE + r" in \[1, 60\], got 0"),
     (dict(sketch_size=(10, -1)), ValueError,
      r"sketch_size\[1\] \(s_r\) must be an int in \[1, 50\]"),
@@ -504,6 +503,28 @@ BAD_SKETCHES = [
     (dict(sketch_size=10, structure="psd"), ValueError,
      r"needs a square A, got A of shape \(60, 50\)"),
 ]
+
+
+@pytest.mark.parametrize("kind", ["countsketch", "gaussian", "srht", "leverage"])
+def test_default_sketch_size_is_the_papers_a_10_capped_at_A(kind):
+    """Without sketch_size, (s_c, s_r) = (10 c, 10 r) capped at (m, n): the
+    same X as with those sizes given, and the sizes on the result."""
+    gen = np.random.default_rng(3)
+    for (m, n), (c, r) in [((400, 300), (5, 4)), ((400, 30), (5, 4)), ((40, 300), (6, 2))]:
+        A = gen.standard_normal((m, n))
+        C, R = A @ gen.standard_normal((n, c)), gen.standard_normal((r, m)) @ A
+        want = (min(m, 10 * c), min(n, 10 * r))
+        res = fast_gmr(A, C, R, sketch=kind, rng=4)
+        assert res.sketch_size == want
+        np.testing.assert_array_equal(
+            res.X, fast_gmr(A, C, R, sketch_size=want, sketch=kind, rng=4).X)
+    # and the default gives a good answer: error ratio near the paper's 0.05
+    A = (gen.standard_normal((600, 30)) * np.geomspace(10, 1, 30)) @ gen.standard_normal(
+        (30, 500)) + 0.3 * gen.standard_normal((600, 500))
+    C, R = A @ gen.standard_normal((500, 10)), gen.standard_normal((10, 600)) @ A
+    ratios = [sl.gmr_error_ratio(A, C, fast_gmr(A, C, R, sketch=kind, rng=seed).X, R)
+              for seed in range(5)]
+    assert np.median(ratios) < 0.1, ratios
 
 
 @pytest.mark.parametrize("kwargs, exc, match", BAD_SKETCHES)
