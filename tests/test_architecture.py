@@ -37,6 +37,7 @@ LAYERS = {
     "_svd": 8,
     "_selection": 7,
     "_cur": 9,
+    "_dask_pass": 9,
     "_estimators": 10,
     "dask": 10,
     "__init__": 11,
