@@ -454,7 +454,7 @@ def bench_gmr(table, quick, repeat):
         print(f"gmr on {name}: c = r = {rank}, s_c = s_r = {s}")
 
         def fast(**more):
-            return sl.fast_gmr(A, C, R, sketch_size=s, sketch="countsketch", rng=0, **more)
+            return sl.fast_gmr(A, C, R, sketch_size=s, sketch="countsketch", rng=0, **more).X
 
         t_fast, t_estimate = alternating_times([fast, lambda: fast(estimate_error=True)],
                                                repeat)
@@ -503,7 +503,7 @@ def bench_gmr(table, quick, repeat):
 
     def core(name):
         if name == "fast":
-            return sl.fast_gmr(A, chosen.C, chosen.R, sketch_size=(s_c, s_r), rng=1)
+            return sl.fast_gmr(A, chosen.C, chosen.R, sketch_size=(s_c, s_r), rng=1).X
         return sl.gmr(A, chosen.C, chosen.R)
 
     t_fast, t_exact = median_time(lambda: core("fast"), few), median_time(lambda: core("exact"), few)

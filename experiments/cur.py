@@ -211,7 +211,7 @@ def claims(data, config, show_progress=True):
             core_seed = derive_seed(config.seed, name, rep, NAME, "claims", "fast")
 
             def fast():
-                return sketchlab.fast_gmr(A, C, R, sketch_size=(s_c, s_r), rng=core_seed)
+                return sketchlab.fast_gmr(A, C, R, sketch_size=(s_c, s_r), rng=core_seed).X
 
             def exact():
                 return sketchlab.gmr(A, C, R)

@@ -251,8 +251,9 @@ def gmr_cases(data, config, show_progress=True):
                     return sketchlab.fast_gmr(A, C, R, sketch_size=(s_c, s_r), sketch=kind,
                                               rng=seed, estimate_error=estimate_error)
 
-                X, plain = timed(lambda: call(False))
-                (X_est, est), seconds = timed(lambda: call(True))
+                (X,), plain = timed(lambda: call(False))
+                res, seconds = timed(lambda: call(True))
+                X_est, est = res.X, res.error_estimate
                 true = sketchlab.gmr_residual(A, C, X, R)
                 rows.append(_row(
                     "estimate", "fast_gmr", name, storage=_storage(data), sketch=kind, m=m, n=n,
@@ -294,8 +295,9 @@ def gmr_tol(data, config, grid_rows, show_progress=True):
             C, R, X_opt, opt = _gmr_problem(data, config, rep)
             for t in config.gmr_tols:
                 seed = derive_seed(config.seed, name, rep, NAME, "tol", str(t))
-                (X, est), seconds = timed(lambda: sketchlab.fast_gmr(
+                res, seconds = timed(lambda: sketchlab.fast_gmr(
                     A, C, R, tol=t, sketch=kind, rng=seed, estimate_error=True))
+                X, est = res.X, res.error_estimate
                 true = sketchlab.gmr_residual(A, C, X, R)
                 keys = {"storage": _storage(data), "sketch": kind, "m": m, "n": n,
                         "c": config.c, "r": config.c, "rep": rep, "tol": t}  # fmt: skip
@@ -307,7 +309,7 @@ def gmr_tol(data, config, grid_rows, show_progress=True):
                     s_c, s_r = gmr_sizes(a, config.c, A.shape)
                     fixed_seed = derive_seed(config.seed, name, rep, NAME, "fixed", int(a))
                     X_fixed, fixed = timed(lambda: sketchlab.fast_gmr(
-                        A, C, R, sketch_size=(s_c, s_r), sketch=kind, rng=fixed_seed))
+                        A, C, R, sketch_size=(s_c, s_r), sketch=kind, rng=fixed_seed).X)
                     rows.append(_row(
                         "gmr-fixed", "fast_gmr", name, seed=fixed_seed, a=int(a), s_c=s_c, s_r=s_r,
                         seconds=fixed, error_ratio=sketchlab.gmr_error_ratio(
@@ -352,7 +354,8 @@ def svd_cases(data, config, show_progress=True):
                                           rank=k, estimate_error=estimate_error)
 
                 (U, s, Vt), plain = timed(lambda: call(False))
-                (U2, s2, Vt2, est), seconds = timed(lambda: call(True))
+                res, seconds = timed(lambda: call(True))
+                (U2, s2, Vt2), est = res, res.error_estimate
                 true = sketchlab.lowrank_residual(A, U, s, Vt)
                 same = all(np.array_equal(p, q) for p, q in ((U, U2), (s, s2), (Vt, Vt2)))
                 rows.append(_row(
@@ -411,9 +414,10 @@ def svd_tol(data, config, show_progress=True):
                 for alg in methods:
                     c, r, s_c, s_r = svd_sweep.method_sizes(SVD_METHOD[alg], 4, k, A.shape)
                     seed = derive_seed(config.seed, name, rep, NAME, "svd-tol", alg, str(t))
-                    (U, s, Vt, est), seconds = timed(lambda: svd_sweep.call(
+                    res, seconds = timed(lambda: svd_sweep.call(
                         SVD_METHOD[alg], A, k, c, r, s_c, s_r, kind, seed, rank=None, tol=t,
                         estimate_error=True))  # fmt: skip
+                    (U, s, Vt), est = res, res.error_estimate
                     true = sketchlab.lowrank_residual(A, U, s, Vt)
                     rows.append(_row(
                         "svd-tol", alg, name, storage=_storage(data), sketch=kind, m=m, n=n, k=k,

@@ -144,7 +144,7 @@ def run(config, *, show_progress=True):
                     seed = derive_seed(config.seed, name, rep, int(a))
                     s_c, s_r = int(a) * config.c, int(a) * config.r
                     t0 = time.perf_counter()
-                    X = sketchlab.fast_gmr(A, C, R, sketch_size=(s_c, s_r), sketch=kind, rng=seed)
+                    X = sketchlab.fast_gmr(A, C, R, sketch_size=(s_c, s_r), sketch=kind, rng=seed).X
                     seconds = time.perf_counter() - t0
                     rows.append({
                         "dataset": name, "storage": "dense" if data.dense else "sparse",

@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # the names of _LAZY, so that type checkers see what they are
     from ._leverage import leverage_scores
     from ._lstsq import LstsqResult, SketchPreconditioner, lstsq, sketch_preconditioner
     from ._residuals import gmr_error_ratio, gmr_residual, lowrank_residual
+    from ._results import GMRResult, SVDResult
     from ._sketch_state import SketchState
     from ._spsd import SPSDApproximation, eta, fast_spsd, faster_spsd, nystrom, optimal_spsd
     from ._svd import (
@@ -97,6 +98,8 @@ _LAZY = {
     "sketch_preconditioner": "_lstsq",
     "LstsqResult": "_lstsq",
     "SketchPreconditioner": "_lstsq",
+    "SVDResult": "_results",
+    "GMRResult": "_results",
 }
 
 __all__ = [

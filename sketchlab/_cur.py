@@ -9,15 +9,20 @@ methods' landmarks (``sketchlab._selection``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from ._errors import check_probes
-from ._gmr import ResidualProbe, fast_gmr, gmr
-from ._linalg import truncated_svd
-from ._selection import CUR_SELECTIONS
+from ._config import serial_blas
+from ._errors import check_probes, probe_left, probe_operator
+from ._gmr import ResidualProbe, UnderdeterminedSketchWarning, check_sketch_size
+from ._gmr import default_sketch_size, gmr, out_dtype, solve_sketched
+from ._linalg import squared_frobenius, truncated_svd
+from ._operators import IndexSelection, sketch_both
+from ._registry import make_sketch
+from ._selection import CUR_SELECTIONS, select_from_sketches, selection_sketches
 from ._selection import select as select_indices
 from ._validation import as_generator, as_matrix, check_choice, check_int, check_sketchable
 from ._validation import trusted
@@ -29,12 +34,9 @@ if TYPE_CHECKING:
     from ._errors import ErrorEstimate
     from ._validation import Matrix, MatrixLike
 
-__all__ = ["cur", "CURDecomposition", "CUR_CORES"]
+__all__ = ["cur", "cur_plan", "CURPlan", "CURDecomposition", "CUR_CORES"]
 
 CUR_CORES = ("fast", "exact", "cross")
-# default sketch sizes of the "fast" core: a = s / c = 10, the paper's point
-# where the error ratio of Fast GMR is about 0.05 or less (Figure 1)
-_DEFAULT_A = 10
 
 
 class CURDecomposition:
@@ -212,26 +214,161 @@ def cur(A: MatrixLike, c: int, r: int | None = None, *, k: int | None = None,
     (True, True, (50, 50))
     """
     A = as_matrix(A, "A")
-    m, n = A.shape
-    c, r, k, select_name, core, q, sketch_size = check_cur_args(
-        A.shape, c, r, k, select, core, n_probes, sketch_size)
-    gen = as_generator(rng)
+    plan = cur_plan(A.shape, c, r, k=k, select=select, core=core, sketch_size=sketch_size,
+                    rng=rng, estimate_error=estimate_error, n_probes=n_probes)
     with trusted(A):  # validated above
-        columns, rows = select_indices(A, c, r, select_name, k, gen)
+        columns, rows = plan.select_in_memory(A)
     C, R = _gather(A, columns, rows)
-    with trusted(A, C, R):
-        if core == "fast":
-            U = fast_gmr(A, C, R, sketch_size=sketch_size, rng=gen)
-        elif core == "exact":
-            U = gmr(A, C, R)
+    sketches = plan.gather_sketches(columns, rows)
+    # the plan's second pass, in memory: C and R gathered as they are (sparse
+    # kept), the core and probe sketches of A formed directly
+    parts = {"C": C, "R": R}
+    with trusted(A, C, R), serial_blas():
+        for name in ("core", "probe"):
+            if name in sketches:
+                left, right = sketches[name]
+                parts[name] = (right.apply(A, axis=1) if left is None
+                               else sketch_both(left, A, right))
+        exact = gmr(A, C, R) if plan.core == "exact" else None
+        norm = float(np.sqrt(squared_frobenius(A))) if "probe" in sketches else None
+    return plan.recover(parts, columns, rows, norm=norm, exact=exact)
+
+
+class CURPlan:
+    """The passes of a CUR decomposition over A: which sketches each takes and
+    how the decomposition is recovered from them (:func:`cur_plan`).
+
+    The in-memory :func:`cur` and ``sketchlab.dask.cur`` run the same plan,
+    so the same ``rng`` draws the same operators in the same order:
+
+    1. selection (:meth:`selection_sketches`, then :meth:`choose`): a row
+       sketch and a column sketch of A for the sketched selections; none for
+       "uniform" (indices drawn directly) and "leverage" (exact scores, in
+       memory only, :meth:`select_in_memory`);
+    2. gather (:meth:`gather_sketches`): the chosen columns ``"C"`` and rows
+       ``"R"`` (index selections), the core sketch ``"core"`` ``S_C A
+       S_R^T`` of Fast GMR (core "fast") and the probe sketch ``"probe"``
+       ``Phi A Theta^T`` of the error estimate, all in one pass;
+    3. :meth:`recover`: the core from the sketches (Fast GMR's
+       ``(S_C C)^+ M (R S_R^T)^+``, the cross core, or an exact core computed
+       by the caller) and the estimate.
+    """
+
+    def __init__(self, shape, c, r, k, select, core, sketch_size, n_probes, estimate_error,
+                 gen):
+        self.shape = shape
+        self.c, self.r, self.k = c, r, k
+        self.select, self.core = select, core
+        self.sketch_size = sketch_size
+        self.n_probes = n_probes
+        self.estimate_error = bool(estimate_error)
+        self.gen = gen
+        self._selection = None
+        self._core = self._probe = None  # drawn by the first gather_sketches
+
+    # -- pass 1 --------------------------------------------------------------
+
+    def selection_sketches(self) -> dict[str, Any] | None:
+        """The sketches of the selection pass for a :class:`~sketchlab.SketchState`
+        (``"row-space"``, ``"column-space"``), or None when the selection takes
+        no pass over A ("uniform"; "leverage" reads A itself)."""
+        if self._selection is None:
+            self._selection = selection_sketches(self.shape, self.c, self.r, self.k,
+                                                 self.select, self.gen)
+        return self._selection
+
+    def choose(self, arrays: dict[str, Any] | None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """``(columns, rows)`` from the filled selection sketches (the arrays
+        of :meth:`selection_sketches`; None when it took none)."""
+        m, n = self.shape
+        gen = self.gen
+        if self.select == "uniform":
+            columns = np.sort(gen.choice(n, size=self.c, replace=False).astype(np.int64))
+            return columns, np.sort(gen.choice(m, size=self.r, replace=False).astype(np.int64))
+        if self.select == "leverage":
+            raise ValueError("select='leverage' (exact scores) needs A itself: "
+                             "select_in_memory(A)")
+        return select_from_sketches(arrays, self.c, self.r, self.k, self.select, gen)
+
+    def select_in_memory(self, A: Matrix) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """``(columns, rows)`` of a validated in-memory A: pass 1 in memory."""
+        if self.select == "leverage":
+            return select_indices(A, self.c, self.r, self.select, self.k, self.gen)
+        sketches = self.selection_sketches()
+        arrays = None
+        if sketches is not None:
+            arrays = {"row-space": sketches["row-space"][0].apply(A, axis=0),
+                      "column-space": sketches["column-space"][1].apply(A, axis=1)}
+        return self.choose(arrays)
+
+    # -- pass 2 --------------------------------------------------------------
+
+    def gather_sketches(self, columns, rows) -> dict[str, tuple[Any, Any]]:
+        """The sketches of the gather pass: ``"C"`` (``A P_c^T``), ``"R"``
+        (``P_r A``), ``"core"`` (S_C, S_R: CountSketches of sizes
+        ``sketch_size``, core "fast") and ``"probe"`` (Phi or None, Theta:
+        with ``estimate_error``), drawn in that order, once per plan."""
+        m, n = self.shape
+        sketches: dict[str, tuple[Any, Any]] = {"C": (None, IndexSelection(columns, n)),
+                                                "R": (IndexSelection(rows, m), None)}
+        if self.core == "fast":
+            if self._core is None:
+                s_c, s_r = self.sketch_size
+                self._core = (make_sketch("countsketch", s_c, m, rng=self.gen),
+                              make_sketch("countsketch", s_r, n, rng=self.gen))
+            sketches["core"] = self._core
+        if self.estimate_error:
+            if self._probe is None:
+                theta = probe_operator(self.n_probes, n, self.gen)
+                self._probe = (probe_left(self.n_probes, m, self.gen), theta)
+            sketches["probe"] = self._probe
+        return sketches
+
+    def recover(self, parts, columns, rows, *, norm=None, exact=None) -> CURDecomposition:
+        """The decomposition from the gathered ``parts`` (``"C"``, ``"R"``,
+        ``"core"``, ``"probe"`` of :meth:`gather_sketches` of this plan: a
+        filled state or a dict of arrays), with ``||A||_F`` for the estimate
+        and, for core "exact", the core itself (it needs A)."""
+        C, R = parts["C"], parts["R"]
+        dtype = out_dtype(C, R)
+        if self.core == "fast":
+            S_C, S_R = self._core
+            c, r = C.shape[1], R.shape[0]
+            if S_C.sketch_size < c or S_R.sketch_size < r:
+                warnings.warn(
+                    f"sketch sizes (s_c, s_r) = {(S_C.sketch_size, S_R.sketch_size)} below "
+                    f"(c, r) = {(c, r)}: the sketched problem is underdetermined and its "
+                    "solution carries no error guarantee", UnderdeterminedSketchWarning,
+                    stacklevel=3)
+            with trusted(C, R), serial_blas():
+                U = solve_sketched(S_C.apply(C), parts["core"], S_R.apply(R, axis=1),
+                                   eps=np.finfo(dtype).eps).astype(dtype, copy=False)
+        elif self.core == "exact":
+            U = exact
         else:
-            U = cross_core(R, columns, k)
-    estimate = None
-    if estimate_error:
-        with trusted(A, C, R):
-            estimate = ResidualProbe.of(A, C, R, q, gen).estimate(U)
-    return CURDecomposition(columns, rows, C, U, R, select=select_name, core=core,
-                            error_estimate=estimate)
+            U = cross_core(R, columns, self.k)
+        estimate = None
+        if self.estimate_error:
+            phi, theta = self._probe
+            estimate = ResidualProbe(phi, theta, parts["probe"], C, R, norm).estimate(U)
+        return CURDecomposition(columns, rows, C, U, R, select=self.select, core=self.core,
+                                error_estimate=estimate)
+
+
+def cur_plan(shape: tuple[int, int], c: int, r: int | None = None, *, k: int | None = None,
+             select: str = "approx-leverage", core: str = "fast",
+             sketch_size: int | tuple[int, int] | None = None,
+             rng: None | int | np.random.Generator = None, estimate_error: bool = False,
+             n_probes: int | None = None) -> CURPlan:
+    """The checked :class:`CURPlan` of :func:`cur` for an A of ``shape``
+    (arguments as :func:`cur`; the sketch sizes of the "fast" core checked
+    as :func:`~sketchlab.fast_gmr` checks them)."""
+    c, r, k, select, core, q, sketch_size = check_cur_args(shape, c, r, k, select, core,
+                                                           n_probes, sketch_size)
+    if core == "fast":
+        sketch_size = check_sketch_size(sketch_size, "countsketch", *shape)
+    return CURPlan(tuple(shape), c, r, k, select, core, sketch_size, q, estimate_error,
+                   as_generator(rng))
 
 
 def check_cur_args(shape, c, r, k, select, core, n_probes, sketch_size):
@@ -249,7 +386,7 @@ def check_cur_args(shape, c, r, k, select, core, n_probes, sketch_size):
     core = check_choice(core, "core", CUR_CORES)
     q = check_probes(n_probes)
     if sketch_size is None:
-        sketch_size = (min(m, _DEFAULT_A * c), min(n, _DEFAULT_A * r))
+        sketch_size = default_sketch_size(c, r, (m, n))  # fast_gmr's: a = 10
     return c, r, k, select, core, q, sketch_size
 
 

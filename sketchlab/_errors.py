@@ -190,7 +190,8 @@ class ErrorEstimate:
     --------
     >>> import numpy as np, sketchlab
     >>> A = np.random.default_rng(0).standard_normal((300, 200))
-    >>> U, s, Vt, est = sketchlab.fast_sp_svd(A, 5, rng=0, estimate_error=True)
+    >>> U, s, Vt = res = sketchlab.fast_sp_svd(A, 5, rng=0, estimate_error=True)
+    >>> est = res.error_estimate
     >>> true = np.linalg.norm(A - (U * s) @ Vt)
     >>> bool(abs(est.value / true - 1) < 0.2), bool(est.low < est.value < est.high)
     (True, True)

@@ -479,10 +479,11 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self.n_samples_seen_ = total
         sums = np.asarray(X.sum(axis=0), dtype=np.float64).ravel()
         self._column_sums = sums if first else self._column_sums + sums
-        U, s, Vt, estimate = svd_recover(_ALGORITHMS[self.algorithm], state, k, overwrite=False)
+        res = svd_recover(_ALGORITHMS[self.algorithm], state, k, overwrite=False)
+        U, s, Vt = res
         self.components_ = Vt
         self.singular_values_ = s
-        self.error_estimate_ = estimate
+        self.error_estimate_ = res.error_estimate
         # the projections X V of the rows seen, for the rank-k approximation
         # (those of earlier batches are not kept): U diag(s)
         self._set_variances(np.asarray(U, dtype=np.float64) * s)

@@ -15,7 +15,7 @@ with singular values below a relative tolerance treated as zero
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,13 +27,13 @@ from ._linalg import exact_core, project_psd as _project_psd, range_factors
 from ._linalg import solve_core, squared_frobenius, symmetrize
 from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, sketch_both
 from ._registry import SKETCH_KINDS, kinds_with, make_sketch
+from ._results import GMRResult
 from ._validation import as_generator, as_matrix, check_int, check_rtol, check_sketchable
 from ._validation import check_tol, trusted
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
-    from ._errors import ErrorEstimate
     from ._validation import Matrix, MatrixLike
 
 __all__ = [
@@ -192,13 +192,22 @@ def gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
 # ---------------------------------------------------------------------------
 
 
-def _check_sketch_size(sketch_size, kind, m, n):
+DEFAULT_A = 10
+"""The default sketch sizes of Fast GMR are ``s_c = a c``, ``s_r = a r`` with
+this a: the paper's experiments on Fast GMR find the error
+ratio falling like ``1/a^2`` and "close to 0.05 on most datasets" at a = 10."""
+
+
+def default_sketch_size(c: int, r: int, shape: tuple[int, int]) -> tuple[int, int]:
+    """``(s_c, s_r) = (a c, a r)`` with ``a = DEFAULT_A``, capped at ``(m, n)``
+    (a sketch as large as A compresses nothing).  Used by :func:`fast_gmr`
+    and :func:`sketchlab.cur` when no ``sketch_size`` is given."""
+    m, n = shape
+    return max(1, min(m, DEFAULT_A * c)), max(1, min(n, DEFAULT_A * r))
+
+
+def check_sketch_size(sketch_size, kind, m, n):
     """(s_c, s_r) from an int or a pair; SRHT needs s <= the padded dimension."""
-    if sketch_size is None:
-        raise ValueError(
-            "sketch_size is required when sketch is a kind name; pass (s_c, s_r), "
-            f"got sketch={kind!r} and sketch_size=None"
-        )
     sizes = _size_pair(sketch_size)
     out = []
     for name, s, d in (("sketch_size[0] (s_c)", sizes[0], m),
@@ -236,7 +245,9 @@ def _make_sketches(sketch, sketch_size, C, R, m, n, rng):
                 f"sketch must be one of {list(SKETCH_KINDS)} or a pair of SketchOperator "
                 f"(S_C, S_R), got {sketch!r}"
             )
-        s_c, s_r = _check_sketch_size(sketch_size, sketch, m, n)
+        if sketch_size is None:
+            sketch_size = default_sketch_size(C.shape[1], R.shape[0], (m, n))
+        s_c, s_r = check_sketch_size(sketch_size, sketch, m, n)
         gen = as_generator(rng)
         if sketch == "leverage":
             S_C = _leverage_sampler(C, 0, s_c, gen)
@@ -299,30 +310,6 @@ def _norm(B):
     return float(np.sqrt(squared_frobenius(B)))
 
 
-@overload
-def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
-             sketch_size: int | tuple[int, int] | None = ...,
-             sketch: str | tuple[SketchOperator, SketchOperator] = ...,
-             structure: str | None = ..., rng: None | int | np.random.Generator = ...,
-             rtol: float | None = ..., estimate_error: Literal[False] = ...,
-             tol: float | None = ..., n_probes: int | None = ...) -> NDArray[np.floating]: ...
-@overload
-def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
-             sketch_size: int | tuple[int, int] | None = ...,
-             sketch: str | tuple[SketchOperator, SketchOperator] = ...,
-             structure: str | None = ..., rng: None | int | np.random.Generator = ...,
-             rtol: float | None = ..., estimate_error: Literal[True],
-             tol: float | None = ...,
-             n_probes: int | None = ...) -> tuple[NDArray[np.floating], ErrorEstimate]: ...
-@overload
-def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
-             sketch_size: int | tuple[int, int] | None = ...,
-             sketch: str | tuple[SketchOperator, SketchOperator] = ...,
-             structure: str | None = ..., rng: None | int | np.random.Generator = ...,
-             rtol: float | None = ..., estimate_error: bool = ...,
-             tol: float | None = ...,
-             n_probes: int | None = ...
-             ) -> NDArray[np.floating] | tuple[NDArray[np.floating], ErrorEstimate]: ...
 
 
 def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
@@ -330,8 +317,7 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
              sketch: str | tuple[SketchOperator, SketchOperator] = "countsketch",
              structure: str | None = None, rng: None | int | np.random.Generator = None,
              rtol: float | None = None, estimate_error: bool = False, tol: float | None = None,
-             n_probes: int | None = None
-             ) -> NDArray[np.floating] | tuple[NDArray[np.floating], ErrorEstimate]:
+             n_probes: int | None = None) -> GMRResult:
     """Fast generalized matrix regression (Algorithm 1).
 
     Solves the sketched problem ``min_X ||S_C C X R S_R^T - S_C A S_R^T||_F``:
@@ -351,11 +337,14 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
         Dense or sparse, likewise.
     sketch_size : int or (int, int), optional
         ``(s_c, s_r)``, the rows of S_C (s_c x m) and S_R (s_r x n); an int
-        sets both.  Required with a kind name, optional with operators (then
-        it must equal their sizes).  s_c must lie in [1, m] and s_r in
-        [1, n] (a sketch as large as A is no cheaper than :func:`gmr`); for
-        ``"srht"`` m and n are first rounded up to a power of two.  Sizes
-        below c (r) warn with :class:`UnderdeterminedSketchWarning`.
+        sets both.  Default with a kind name ``(10 c, 10 r)`` capped at
+        ``(m, n)``: the paper's a = s_c / c = 10, where its experiments find
+        the error ratio close to 0.05 on most data sets (see Notes).  With
+        operators it may be omitted (else it must equal their sizes).  s_c
+        must lie in [1, m] and s_r in [1, n] (a sketch as large as A is no
+        cheaper than :func:`gmr`); for ``"srht"`` m and n are first rounded
+        up to a power of two.  Sizes below c (r) warn with
+        :class:`UnderdeterminedSketchWarning`.
     sketch : str or (SketchOperator, SketchOperator), default "countsketch"
         A kind in ``sketchlab.SKETCH_KINDS``: ``"countsketch"``, ``"osnap"``,
         ``"gaussian"``, ``"srht"``, ``"uniform"`` (with replacement) or
@@ -377,8 +366,8 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
         and ``R S_R^T``; default ``max(shape) * eps`` of each (``eps`` of
         float32 when A, C and R are all float32).
     estimate_error : bool, default False
-        Also return an :class:`~sketchlab.ErrorEstimate` of
-        ``||A - C X R||_F`` for the X returned: ``n_probes`` Gaussian probes
+        Attach an :class:`~sketchlab.ErrorEstimate` of ``||A - C X R||_F``
+        for the X returned as ``error_estimate``: ``n_probes`` Gaussian probes
         acting through a CountSketch Theta on the columns of A and, for A of
         more than ``16 n_probes`` rows, a CountSketch Phi of ``16
         n_probes`` rows on its rows (``Phi A Theta^T``, one more pass over
@@ -408,10 +397,17 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
 
     Returns
     -------
-    X : ndarray of shape (c, r)
-        float32 when A, C and R are all float32, else float64.
-    estimate : ErrorEstimate
-        Only with ``estimate_error=True``.
+    GMRResult
+        Unpacks as ``X,`` whatever the flags (``X, = fast_gmr(...)``, or
+        ``fast_gmr(...).X``):
+
+        X : ndarray of shape (c, r)
+            float32 when A, C and R are all float32, else float64.
+
+        and carries ``error_estimate`` (an :class:`~sketchlab.ErrorEstimate`
+        with ``estimate_error=True`` or ``tol``, else None) and
+        ``sketch_size``, the ``(s_c, s_r)`` used (with ``tol``: of the last
+        round's whole sketch).
 
     Raises
     ------
@@ -444,7 +440,8 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
     is at least 1/sqrt(2): large when most of the residual lies outside
     both ranges, small when it lies in one of them, which asks for larger
     sketches.  In practice the error ratio falls like ``1 / a^2`` for
-    ``s_c = a c``, ``s_r = a r``.  Theorem 2: the
+    ``s_c = a c``, ``s_r = a r``; the default a = 10 is the paper's point
+    where that ratio is about 0.05 on most data sets.  Theorem 2: the
     symmetric (PSD) projection of X~ keeps that bound when A is symmetric
     (SPSD) and C = R^T; by Proposition 1 it never moves X~ away from X*
     (Frobenius distance).
@@ -466,10 +463,19 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
     >>> A = sp.random(2000, 1500, density=0.01, format="csr", random_state=gen)
     >>> C = A @ rng.normal(size=(1500, 10))
     >>> R = rng.normal(size=(10, 2000)) @ A
-    >>> X = sketchlab.fast_gmr(A, C, R, sketch_size=(100, 100), rng=0)
+    >>> X, = sketchlab.fast_gmr(A, C, R, sketch_size=(100, 100), rng=0)
     >>> X.shape
     (10, 10)
     >>> bool(sketchlab.gmr_error_ratio(A, C, X, R) < 0.1)
+    True
+
+    The estimate, when asked for, is an attribute of the result:
+
+    >>> res = sketchlab.fast_gmr(A, C, R, sketch_size=(100, 100), rng=0, estimate_error=True)
+    >>> bool(np.array_equal(res.X, X)), res.sketch_size
+    (True, (100, 100))
+    >>> err = sketchlab.gmr_residual(A, C, X, R)
+    >>> bool(res.error_estimate.low < err < res.error_estimate.high)
     True
     """
     structure = _check_structure_name(structure)
@@ -481,10 +487,9 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
     dtype = out_dtype(A, C, R)
     eps = np.finfo(dtype).eps
     if tol is not None:
-        X, estimate = _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q,
-                                    rng)
-        X = X.astype(dtype, copy=False)
-        return (X, estimate) if estimate_error else X
+        X, estimate, sizes = _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol,
+                                           eps, q, rng)
+        return GMRResult(X.astype(dtype, copy=False), error_estimate=estimate, sketch_size=sizes)
     m, n = A.shape
     S_C, S_R = _make_sketches(sketch, sketch_size, C, R, m, n, rng)
     (c, r), (s_c, s_r) = (C.shape[1], R.shape[0]), (S_C.sketch_size, S_R.sketch_size)
@@ -497,12 +502,14 @@ def fast_gmr(A: MatrixLike, C: MatrixLike, R: MatrixLike, *,
         )
     SC_C, M, R_SR = _sketch_problem(S_C, S_R, A, C, R)
     X = solve_sketched(SC_C, M, R_SR, rtol=rtol, eps=eps, structure=structure)
-    if not estimate_error:
-        return X.astype(dtype, copy=False)
-    # the probes are drawn after the sketches (from a generator of their own
-    # when the sketches were given), so X is the same with or without them
-    probe = ResidualProbe.of(A, C, R, q, _probe_generator(sketch, rng))
-    return X.astype(dtype, copy=False), probe.estimate(X)
+    estimate = None
+    if estimate_error:
+        # the probes are drawn after the sketches (from a generator of their
+        # own when the sketches were given), so X is the same with or without
+        probe = ResidualProbe.of(A, C, R, q, _probe_generator(sketch, rng))
+        estimate = probe.estimate(X)
+    return GMRResult(X.astype(dtype, copy=False), error_estimate=estimate,
+                     sketch_size=(s_c, s_r))
 
 
 def _probe_generator(sketch, rng):
@@ -564,7 +571,8 @@ _MAX_GROWTH = 8.0  # a round's sketch is at most this many times the previous on
 
 def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rng):
     """fast_gmr at fixed accuracy (see the ``tol`` parameter): rounds of
-    two-halves sketches, combined."""
+    two-halves sketches, combined.  ``(X, estimate, (s_c, s_r))``, the sizes
+    of the last round's whole sketch."""
     # kinds whose sketch of size 2s splits into two independent sketches of size s
     split_kinds = kinds_with(splittable=True, gmr=True)
     if not isinstance(sketch, str) or sketch not in split_kinds:
@@ -577,7 +585,7 @@ def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rn
     if sketch_size is None:
         half = (min(m // 2, 4 * c), min(n // 2, 4 * r))
     else:
-        half = _check_sketch_size(sketch_size, sketch, m // 2, n // 2)
+        half = check_sketch_size(sketch_size, sketch, m // 2, n // 2)
     half = (max(1, half[0]), max(1, half[1]))
     gen = as_generator(rng)
     gram_C, gram_R = _gram(C.T, C), _gram(R, R.T)  # ||C D R||_F^2 = <D, C^T C D R R^T>
@@ -613,7 +621,7 @@ def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rn
                     f"error ratio of {ratio:.3g}; use sketchlab.gmr for the exact solution",
                     stacklevel=3,
                 )
-            return X_comb, estimate
+            return X_comb, estimate, (2 * h_c, 2 * h_r)
         # excess falls like 1/s: the next round's whole sketch must bring the
         # combination's excess down to the target
         target = optimum * ((1.0 + 0.8 * tol) ** 2 - 1.0)
@@ -625,7 +633,7 @@ def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rn
         half = (min(m // 2, int(np.ceil(h_c * grow))), min(n // 2, int(np.ceil(h_r * grow))))
     warnings.warn(f"fast_gmr(tol={tol}) stopped after {_MAX_TOL_ROUNDS} rounds with an "
                   f"estimated error ratio of {ratio:.3g}", stacklevel=3)
-    return X_comb, estimate
+    return X_comb, estimate, (2 * h_c, 2 * h_r)
 
 
 def _gram(X, Y):

@@ -380,7 +380,7 @@ def gmr_error_ratio(A: MatrixLike, C: MatrixLike, X: ArrayLike, R: MatrixLike,
     >>> rng = np.random.default_rng(0)
     >>> A = rng.normal(size=(300, 200))
     >>> C, R = A @ rng.normal(size=(200, 5)), rng.normal(size=(5, 300)) @ A
-    >>> X = sketchlab.fast_gmr(A, C, R, sketch_size=(50, 50), sketch="gaussian", rng=0)
+    >>> X, = sketchlab.fast_gmr(A, C, R, sketch_size=(50, 50), sketch="gaussian", rng=0)
     >>> ratio = sketchlab.gmr_error_ratio(A, C, X, R)
     >>> bool(0 <= ratio < 0.1)
     True

@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import collections
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 __all__ = ["result_type", "SVDResult", "GMRResult"]
 
@@ -63,39 +67,73 @@ def _rebuild(cls, values, extras):
     return cls(*values, **extras)
 
 
-SVDResult = result_type(
-    "SVDResult", ("U", "s", "Vt"), {"error_estimate": None, "passes": None, "converged": None},
-    """A truncated SVD ``A ~ U diag(s) Vt``: unpacks as ``U, s, Vt``.
+if TYPE_CHECKING:
+    # What type checkers see: the fields as a NamedTuple (so that unpacking
+    # and indexing are typed), the extras as attributes of a subclass; at run
+    # time the classes come from result_type below.  error_estimate is an
+    # ErrorEstimate or None, typed Any: this module sits below _errors (layer
+    # 0, no sketchlab imports), so that every algorithm may import it.
+    class _SVDFields(NamedTuple):
+        U: NDArray[np.floating]
+        s: NDArray[np.floating]
+        Vt: NDArray[np.floating]
 
-    Attributes
-    ----------
-    U : ndarray of shape (m, k)
-        Left singular vectors (orthonormal columns).
-    s : ndarray of shape (k,)
-        Singular values, non-increasing.
-    Vt : ndarray of shape (k, n)
-        Right singular vectors (orthonormal rows).
-    error_estimate : ErrorEstimate or None
-        Of ``||A - U diag(s) Vt||_F``, when the function was asked for it
-        (``estimate_error=True`` or ``tol=``); ``None`` otherwise.
-    passes : int or None
-        The passes made over A (1 for the single-pass methods).
-    converged : bool or None
-        Whether an iterative method's stopping rule was met within its
-        passes (:func:`~sketchlab.krylov_svd`); None for the others.
-    """)
+    class SVDResult(_SVDFields):
+        error_estimate: Any
+        passes: int | None
+        converged: bool | None
 
-GMRResult = result_type(
-    "GMRResult", ("X",), {"error_estimate": None, "sketch_size": None},
-    """The solution of a generalized matrix regression: unpacks as ``X,``.
+        def __new__(cls, U: NDArray[np.floating], s: NDArray[np.floating],
+                    Vt: NDArray[np.floating], *, error_estimate: Any = None,
+                    passes: int | None = None,
+                    converged: bool | None = None) -> SVDResult: ...
 
-    Attributes
-    ----------
-    X : ndarray of shape (c, r)
-        The solution ``X~`` (``res.X``, or ``X, = res``).
-    error_estimate : ErrorEstimate or None
-        Of ``||A - C X R||_F``, when asked for (``estimate_error=True`` or
-        ``tol=``); ``None`` otherwise.
-    sketch_size : (int, int) or None
-        ``(s_c, s_r)``, the sketch sizes used.
-    """)
+    class _GMRFields(NamedTuple):
+        X: NDArray[np.floating]
+
+    class GMRResult(_GMRFields):
+        error_estimate: Any
+        sketch_size: tuple[int, int] | None
+
+        def __new__(cls, X: NDArray[np.floating], *,
+                    error_estimate: Any = None,
+                    sketch_size: tuple[int, int] | None = None) -> GMRResult: ...
+
+else:
+    SVDResult = result_type(
+        "SVDResult", ("U", "s", "Vt"),
+        {"error_estimate": None, "passes": None, "converged": None},
+        """A truncated SVD ``A ~ U diag(s) Vt``: unpacks as ``U, s, Vt``.
+
+        Attributes
+        ----------
+        U : ndarray of shape (m, k)
+            Left singular vectors (orthonormal columns).
+        s : ndarray of shape (k,)
+            Singular values, non-increasing.
+        Vt : ndarray of shape (k, n)
+            Right singular vectors (orthonormal rows).
+        error_estimate : ErrorEstimate or None
+            Of ``||A - U diag(s) Vt||_F``, when the function was asked for it
+            (``estimate_error=True`` or ``tol=``); ``None`` otherwise.
+        passes : int or None
+            The passes made over A (1 for the single-pass methods).
+        converged : bool or None
+            Whether an iterative method's stopping rule was met within its
+            passes (:func:`~sketchlab.krylov_svd`); None for the others.
+        """)
+
+    GMRResult = result_type(
+        "GMRResult", ("X",), {"error_estimate": None, "sketch_size": None},
+        """The solution of a generalized matrix regression: unpacks as ``X,``.
+
+        Attributes
+        ----------
+        X : ndarray of shape (c, r)
+            The solution ``X~`` (``res.X``, or ``X, = res``).
+        error_estimate : ErrorEstimate or None
+            Of ``||A - C X R||_F``, when asked for (``estimate_error=True`` or
+            ``tol=``); ``None`` otherwise.
+        sketch_size : (int, int) or None
+            ``(s_c, s_r)``, the sketch sizes used.
+        """)

@@ -583,7 +583,8 @@ def _draw_rows(n, s, forced, scores, replace, gen):
     return idx, 1.0 / np.sqrt(s * p)
 
 
-def faster_spsd(K: KernelLike, c: int | None, s: int, *, columns: ArrayLike | None = None,
+def faster_spsd(K: KernelLike, c: int | None, s: int | None = None, *,
+                columns: ArrayLike | None = None,
                 landmarks: str = "uniform", rng: None | int | np.random.Generator = None,
                 estimate_error: bool = False, n_probes: int | None = None) -> SPSDApproximation:
     """Faster SPSD approximation (the paper's Algorithm 2).
@@ -597,8 +598,11 @@ def faster_spsd(K: KernelLike, c: int | None, s: int, *, columns: ArrayLike | No
     K : kernel oracle or ndarray of shape (n, n)
     c : int
         Number of landmark columns, ``1 <= c <= n`` (None with ``columns``).
-    s : int
-        Rows of S1 and S2, ``c <= s <= n``.
+    s : int, optional
+        Rows of S1 and S2, ``c <= s <= n``.  Default ``10 c`` capped at n:
+        the paper's a = s / c = 10 (as :func:`~sketchlab.fast_gmr`'s
+        default), where its SPSD experiments find the faster SPSD almost as
+        good as the optimal core.
     columns : array_like of int, optional
         Landmark columns (default: ``c`` uniform without replacement).
     landmarks : {"uniform", "rpcholesky", "ridge-leverage"}, default "uniform"
@@ -650,6 +654,8 @@ def faster_spsd(K: KernelLike, c: int | None, s: int, *, columns: ArrayLike | No
     """
     run = _Run(K, c, columns, landmarks, rng, s)
     n, c = run.C64.shape
+    if run.s is None:
+        run.s = min(n, 10 * c)  # the paper's a = 10
     scores = _row_leverage(run.C64)
     S1 = LeverageScoreSampler(run.s, n, scores=scores, rng=run.gen)
     S2 = LeverageScoreSampler(run.s, n, scores=scores, rng=run.gen)

@@ -29,7 +29,7 @@ import collections.abc
 import math
 import warnings
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal, overload
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -40,6 +40,7 @@ from ._linalg import sketch_basis as _qr
 from ._linalg import solve_core, svd
 from ._operators import UniformSampler
 from ._registry import SVD_SKETCHES, make_sketch
+from ._results import SVDResult
 from ._sketch_state import SketchState
 from ._validation import (
     as_generator,
@@ -55,19 +56,10 @@ from ._validation import (
 )
 
 if TYPE_CHECKING:
-    from typing import TypeAlias
-
     from numpy.typing import NDArray
 
-    from ._errors import ErrorEstimate
     from ._validation import MatrixLike
 
-    # what the single-pass SVDs return: (U, s, Vt), and with estimate_error=True
-    # (U, s, Vt, estimate)
-    SVDFactors: TypeAlias = tuple[NDArray[np.floating], NDArray[np.floating],
-                                  NDArray[np.floating]]
-    SVDFactorsWithError: TypeAlias = tuple[NDArray[np.floating], NDArray[np.floating],
-                                           NDArray[np.floating], ErrorEstimate]
 
 __all__ = [
     "fast_sp_svd",
@@ -193,11 +185,12 @@ def _rank_for_tol(tol, s, Z, LU, TV, norm, theta):
 
 
 def svd_recover(method, state, rank, *, overwrite=False, tol=None):
-    """``(U, s, Vt, estimate)`` of ``method`` from a filled
-    :class:`~sketchlab.SketchState`.
+    """The :class:`~sketchlab.SVDResult` of ``method`` from a filled
+    :class:`~sketchlab.SketchState` (``passes=1``).
 
-    ``estimate`` is the :class:`~sketchlab.ErrorEstimate` of ``||A - U diag(s)
-    Vt||_F`` when the state holds a ``"test"`` sketch, else None.  ``tol``
+    Its ``error_estimate`` is the :class:`~sketchlab.ErrorEstimate` of
+    ``||A - U diag(s) Vt||_F`` when the state holds a ``"test"`` sketch,
+    else None.  ``tol``
     (needs the test sketch) returns the smallest rank whose estimated
     relative error is at most tol, or (with a warning) the rank with the
     smallest estimated error.
@@ -260,8 +253,8 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
 
             warn_if_inaccurate(estimate, stacklevel=4)
         dtype = state.dtype
-        return (U.astype(dtype, copy=False), s[:t].astype(dtype),
-                Vt.astype(dtype, copy=False), estimate)
+        return SVDResult(U.astype(dtype, copy=False), s[:t].astype(dtype),
+                         Vt.astype(dtype, copy=False), error_estimate=estimate, passes=1)
 
 
 # ---------------------------------------------------------------------------
@@ -571,7 +564,7 @@ def _single_pass(method, A, k, *, axis, block_size, shape, estimate_error, tol, 
     _, rank, sketches = svd_sketches(method, source.shape, k, **params,
                                      estimate_error=bool(estimate_error) or tol is not None)
     state = run_pass(source, sketches)
-    return finish(svd_recover(method, state, rank, overwrite=True, tol=tol), estimate_error)
+    return svd_recover(method, state, rank, overwrite=True, tol=tol)
 
 
 def check_tol_or_rank(tol, rank):
@@ -582,36 +575,6 @@ def check_tol_or_rank(tol, rank):
     return tol
 
 
-def finish(result, estimate_error):
-    """(U, s, Vt) or (U, s, Vt, estimate) as the caller asked."""
-    U, s, Vt, estimate = result
-    return (U, s, Vt, estimate) if estimate_error else (U, s, Vt)
-
-
-@overload
-def fast_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
-                r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
-                range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
-                block_size: int | None = ..., rank: int | None = ...,
-                rng: None | int | np.random.Generator = ..., shape: tuple[int, int] | None = ...,
-                estimate_error: Literal[False] = ..., tol: float | None = ...,
-                n_probes: int | None = ...) -> SVDFactors: ...
-@overload
-def fast_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
-                r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
-                range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
-                block_size: int | None = ..., rank: int | None = ...,
-                rng: None | int | np.random.Generator = ..., shape: tuple[int, int] | None = ...,
-                estimate_error: Literal[True], tol: float | None = ..., n_probes: int | None = ...
-               ) -> SVDFactorsWithError: ...
-@overload
-def fast_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
-                r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
-                range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
-                block_size: int | None = ..., rank: int | None = ...,
-                rng: None | int | np.random.Generator = ..., shape: tuple[int, int] | None = ...,
-                estimate_error: bool = ..., tol: float | None = ..., n_probes: int | None = ...
-               ) -> SVDFactors | SVDFactorsWithError: ...
 
 
 def fast_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = None,
@@ -621,7 +584,7 @@ def fast_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None =
                 rng: None | int | np.random.Generator = None,
                 shape: tuple[int, int] | None = None, estimate_error: bool = False,
                 tol: float | None = None, n_probes: int | None = None
-               ) -> SVDFactors | SVDFactorsWithError:
+               ) -> SVDResult:
     """Fast single-pass SVD (Algorithm 3), reading A once.
 
     Sketches ``C = A Omega~`` (m x c), ``R = Psi~ A`` (r x n) and
@@ -664,8 +627,8 @@ def fast_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None =
     shape : (int, int), optional
         ``(m, n)``; required when A is an iterable of blocks.
     estimate_error : bool, default False
-        Also return an :class:`~sketchlab.ErrorEstimate` of
-        ``||A - U diag(s) Vt||_F``, from a test sketch of ``n_probes``
+        Attach an :class:`~sketchlab.ErrorEstimate` of
+        ``||A - U diag(s) Vt||_F`` as ``error_estimate``, from a test sketch of ``n_probes``
         Gaussian probes gathered in the same pass (Tropp, Yurtsever, Udell &
         Cevher 2019, Section 6): no second pass over A.  The test sketch is
         ``Phi A Theta^T``, 16 n_probes x n_probes whatever the size of A
@@ -683,15 +646,20 @@ def fast_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None =
 
     Returns
     -------
-    U : ndarray of shape (m, q)
-        Orthonormal columns.
-    s : ndarray of shape (q,)
-        Non-negative, non-increasing.
-    Vt : ndarray of shape (q, n)
-        Orthonormal rows.  ``q = rank`` (default k, or chosen by ``tol``).
-        float32 for float32 input, else float64.
-    estimate : ErrorEstimate
-        Only with ``estimate_error=True``.
+    SVDResult
+        Unpacks as ``U, s, Vt`` whatever the flags:
+
+        U : ndarray of shape (m, q)
+            Orthonormal columns.
+        s : ndarray of shape (q,)
+            Non-negative, non-increasing.
+        Vt : ndarray of shape (q, n)
+            Orthonormal rows.  ``q = rank`` (default k, or chosen by
+            ``tol``).  float32 for float32 input, else float64.
+
+        and carries ``error_estimate`` (an :class:`~sketchlab.ErrorEstimate`
+        with ``estimate_error=True`` or ``tol``, else None) and ``passes``
+        (1).
 
     Raises
     ------
@@ -732,6 +700,14 @@ def fast_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None =
     >>> U2, s2, Vt2 = sketchlab.fast_sp_svd(blocks, 8, shape=A.shape, rng=0)
     >>> bool(np.allclose(s2, s))
     True
+
+    The error estimate, when asked for, is an attribute of the result; the
+    unpacking does not change:
+
+    >>> res = sketchlab.fast_sp_svd(A, 8, rng=0, estimate_error=True)
+    >>> U3, s3, Vt3 = res
+    >>> bool(res.error_estimate.value < 1e-8 * np.linalg.norm(A)), res.passes
+    (True, 1)
     """
     return _single_pass("fast", A, k, axis=axis, block_size=block_size, shape=shape, c=c, r=r,
                         s_c=s_c, s_r=s_r, range_sketch=range_sketch, core_sketch=core_sketch,
@@ -739,29 +715,6 @@ def fast_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None =
                         n_probes=n_probes)
 
 
-@overload
-def practical_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
-                     r: int | None = ..., range_sketch: str = ..., axis: int = ...,
-                     block_size: int | None = ..., rank: int | None = ...,
-                     rng: None | int | np.random.Generator = ...,
-                     shape: tuple[int, int] | None = ..., estimate_error: Literal[False] = ...,
-                     tol: float | None = ..., n_probes: int | None = ...) -> SVDFactors: ...
-@overload
-def practical_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
-                     r: int | None = ..., range_sketch: str = ..., axis: int = ...,
-                     block_size: int | None = ..., rank: int | None = ...,
-                     rng: None | int | np.random.Generator = ...,
-                     shape: tuple[int, int] | None = ..., estimate_error: Literal[True],
-                     tol: float | None = ..., n_probes: int | None = ...
-                    ) -> SVDFactorsWithError: ...
-@overload
-def practical_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
-                     r: int | None = ..., range_sketch: str = ..., axis: int = ...,
-                     block_size: int | None = ..., rank: int | None = ...,
-                     rng: None | int | np.random.Generator = ...,
-                     shape: tuple[int, int] | None = ..., estimate_error: bool = ...,
-                     tol: float | None = ..., n_probes: int | None = ...
-                    ) -> SVDFactors | SVDFactorsWithError: ...
 
 
 def practical_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = None,
@@ -770,7 +723,7 @@ def practical_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | N
                      rng: None | int | np.random.Generator = None,
                      shape: tuple[int, int] | None = None, estimate_error: bool = False,
                      tol: float | None = None, n_probes: int | None = None
-                    ) -> SVDFactors | SVDFactorsWithError:
+                    ) -> SVDResult:
     """Practical single-pass SVD (Tropp et al. 2017; the paper's appendix algorithm).
 
     Range and co-range sketches ``C = A Omega~`` (m x c) and ``R = Psi~ A``
@@ -797,12 +750,10 @@ def practical_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | N
 
     Returns
     -------
-    U : ndarray of shape (m, q)
-    s : ndarray of shape (q,)
-    Vt : ndarray of shape (q, n)
-        ``q = rank`` (default k, at most c).
-    estimate : ErrorEstimate
-        Only with ``estimate_error=True``.
+    SVDResult
+        ``U`` (m, q), ``s`` (q,), ``Vt`` (q, n) with ``q = rank`` (default
+        k, at most c); ``error_estimate`` and ``passes`` as in
+        :func:`fast_sp_svd`.
 
     Raises
     ------
@@ -837,32 +788,6 @@ def practical_sp_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | N
                         estimate_error=estimate_error, tol=tol, n_probes=n_probes)
 
 
-@overload
-def three_sketch_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
-                     r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
-                     range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
-                     block_size: int | None = ..., rank: int | None = ...,
-                     rng: None | int | np.random.Generator = ...,
-                     shape: tuple[int, int] | None = ..., estimate_error: Literal[False] = ...,
-                     tol: float | None = ..., n_probes: int | None = ...) -> SVDFactors: ...
-@overload
-def three_sketch_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
-                     r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
-                     range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
-                     block_size: int | None = ..., rank: int | None = ...,
-                     rng: None | int | np.random.Generator = ...,
-                     shape: tuple[int, int] | None = ..., estimate_error: Literal[True],
-                     tol: float | None = ..., n_probes: int | None = ...
-                    ) -> SVDFactorsWithError: ...
-@overload
-def three_sketch_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = ...,
-                     r: int | None = ..., s_c: int | None = ..., s_r: int | None = ...,
-                     range_sketch: str = ..., core_sketch: str = ..., axis: int = ...,
-                     block_size: int | None = ..., rank: int | None = ...,
-                     rng: None | int | np.random.Generator = ...,
-                     shape: tuple[int, int] | None = ..., estimate_error: bool = ...,
-                     tol: float | None = ..., n_probes: int | None = ...
-                    ) -> SVDFactors | SVDFactorsWithError: ...
 
 
 def three_sketch_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | None = None,
@@ -872,7 +797,7 @@ def three_sketch_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | N
                      rng: None | int | np.random.Generator = None,
                      shape: tuple[int, int] | None = None, estimate_error: bool = False,
                      tol: float | None = None, n_probes: int | None = None
-                    ) -> SVDFactors | SVDFactorsWithError:
+                    ) -> SVDResult:
     """Three-sketch single-pass SVD (Tropp, Yurtsever, Udell & Cevher 2019).
 
     "Streaming low-rank matrix approximation with an application to
@@ -907,12 +832,10 @@ def three_sketch_svd(A: MatrixLike | Iterable[MatrixLike], k: int, *, c: int | N
 
     Returns
     -------
-    U : ndarray of shape (m, q)
-    s : ndarray of shape (q,)
-    Vt : ndarray of shape (q, n)
-        ``q = rank`` (default k, at most min(c, r)).
-    estimate : ErrorEstimate
-        Only with ``estimate_error=True``.
+    SVDResult
+        ``U`` (m, q), ``s`` (q,), ``Vt`` (q, n) with ``q = rank`` (default
+        k, at most min(c, r)); ``error_estimate`` and ``passes`` as in
+        :func:`fast_sp_svd`.
 
     Raises
     ------

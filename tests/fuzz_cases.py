@@ -549,6 +549,9 @@ def _arrays(result):
     """A result as a list of arrays to compare."""
     import sketchlab as sl
 
+    if isinstance(result, (sl.SVDResult, sl.GMRResult)):  # the fields, then the estimate
+        estimate = result.error_estimate
+        return _arrays(tuple(result)) + ([] if estimate is None else _arrays(estimate))
     if isinstance(result, (tuple, list)):
         out = []
         for r in result:
@@ -564,8 +567,9 @@ def _arrays(result):
 
 
 def _svd_product(res):
-    U, s, Vt = res[:3]
-    return [(U * s) @ Vt, s] + _arrays(res[3:])
+    U, s, Vt = res
+    estimate = res.error_estimate
+    return [(U * s) @ Vt, s] + ([] if estimate is None else _arrays(estimate))
 
 
 def _operator_calls():
@@ -712,17 +716,17 @@ def _algorithm_calls():
         "gmr_C": Call((m, 2), "C", lambda X: [sl.gmr(base_dense((m, n)), X, R)]),
         "gmr_R": Call((2, n), "R", lambda X: [sl.gmr(base_dense((m, n)), C, X)]),
         "fast_gmr": Call((m, n), "A", lambda X: [sl.fast_gmr(X, C, R, sketch_size=(5, 4),
-                                                             rng=0)]),
+                                                             rng=0).X]),
         "fast_gmr_C": Call((m, 2), "C", lambda X: [sl.fast_gmr(base_dense((m, n)), X, R,
-                                                               sketch_size=(5, 4), rng=0)]),
+                                                               sketch_size=(5, 4), rng=0).X]),
         "fast_gmr_R_gaussian": Call(
             (2, n), "R", lambda X: [sl.fast_gmr(base_dense((m, n)), C, X, sketch_size=(5, 4),
-                                                sketch="gaussian", rng=0)]),
+                                                sketch="gaussian", rng=0).X]),
         "fast_gmr_estimate": Call(
-            (m, n), "A", lambda X: list(sl.fast_gmr(X, C, R, sketch_size=(5, 4), rng=0,
-                                                    estimate_error=True)),
+            (m, n), "A", lambda X: _arrays(sl.fast_gmr(X, C, R, sketch_size=(5, 4), rng=0,
+                                                       estimate_error=True)),
             dtype_follows=False),
-        "fast_gmr_tol": Call((m, n), "A", lambda X: [sl.fast_gmr(X, C, R, tol=0.5, rng=0)]),
+        "fast_gmr_tol": Call((m, n), "A", lambda X: [sl.fast_gmr(X, C, R, tol=0.5, rng=0).X]),
         "gmr_residual": Call((m, n), "A", lambda X: [sl.gmr_residual(X, C, Xc, R)],
                              dtype_follows=False),
         "gmr_error_ratio": Call((m, n), "A", lambda X: [sl.gmr_error_ratio(X, C, Xc, R)],
@@ -1113,8 +1117,8 @@ def _sized_calls():
             A, offset=v)], {"zero": 0}),
         "leverage_scores.k": ("k", n, lambda v: [sl.leverage_scores(A, k=v)]),
         "fast_gmr.sketch_size": ("sketch_size", None,
-                                 lambda v: [sl.fast_gmr(A, C, R, sketch_size=v, rng=0)]),
-        "fast_gmr.n_probes": ("n_probes", None, lambda v: list(sl.fast_gmr(
+                                 lambda v: [sl.fast_gmr(A, C, R, sketch_size=v, rng=0).X]),
+        "fast_gmr.n_probes": ("n_probes", None, lambda v: _arrays(sl.fast_gmr(
             A, C, R, sketch_size=5, rng=0, estimate_error=True, n_probes=v))),
         "fast_sp_svd.k": ("k", n, lambda v: _svd_product(sl.fast_sp_svd(A, v, rng=0))),
         "fast_sp_svd.c": ("c", n, lambda v: _svd_product(sl.fast_sp_svd(A, 1, c=v, rng=0))),
@@ -1173,7 +1177,7 @@ def _seeded_calls():
         "CountSketch": ("rng", lambda r: [sl.CountSketch(3, m, rng=r) @ A]),
         "UniformSampler.noreplace": ("rng", lambda r: [sl.UniformSampler(3, m, replace=False,
                                                                          rng=r) @ A]),
-        "fast_gmr": ("rng", lambda r: [sl.fast_gmr(A, C, R, sketch_size=5, rng=r)]),
+        "fast_gmr": ("rng", lambda r: [sl.fast_gmr(A, C, R, sketch_size=5, rng=r).X]),
         "fast_sp_svd": ("rng", lambda r: _svd_product(sl.fast_sp_svd(A, 2, rng=r))),
         "faster_spsd": ("rng", lambda r: [sl.faster_spsd(sl.RBFKernel(A, 0.3), 2, 5,
                                                          rng=r).toarray()]),

@@ -80,6 +80,52 @@ def test_estimate_and_checks():
         d.error(A[:10])
 
 
+@pytest.mark.parametrize("select", ["approx-leverage", "uniform", "deim"])
+@pytest.mark.parametrize("core", ["fast", "cross"])
+def test_the_plan_through_sketch_states_is_cur(select, core):
+    """CUR's plan run pass by pass through SketchState updates (as a stream or
+    the dask front runs it) gives cur's decomposition: same indices, and the
+    core and estimate to rounding (the explicit formula for the fast core)."""
+    from sketchlab._cur import cur_plan
+
+    gen = np.random.default_rng(8)
+    A = rank5(150, 110) + 0.05 * gen.standard_normal((150, 110))
+    want = sl.cur(A, 12, 9, select=select, core=core, rng=4, estimate_error=True)
+    plan = cur_plan(A.shape, 12, 9, select=select, core=core, rng=4, estimate_error=True)
+    first = plan.selection_sketches()
+    arrays = None
+    if first is not None:
+        arrays = sl.SketchState(A.shape, first).update(A).finalize()
+    columns, rows = plan.choose(arrays)
+    np.testing.assert_array_equal(columns, want.columns)
+    np.testing.assert_array_equal(rows, want.rows)
+    sketches = plan.gather_sketches(columns, rows)
+    assert set(sketches) == {"C", "R", "probe"} | ({"core"} if core == "fast" else set())
+    state = sl.SketchState(A.shape, sketches)
+    for i0 in range(0, 150, 40):  # row blocks, as a stream
+        state.update(A[i0:i0 + 40], (i0, 0))
+    parts = state.finalize()
+    np.testing.assert_array_equal(parts["C"], A[:, columns])
+    np.testing.assert_array_equal(parts["R"], A[rows])
+    got = plan.recover(parts, columns, rows, norm=state.norm)
+    if core == "fast":  # (S_C C)^+ (S_C A S_R^T) (R S_R^T)^+, dense
+        S_C, S_R = (S.toarray() for S in sketches["core"])
+        C, R = A[:, columns], A[rows]
+        explicit = numpy_pinv(S_C @ C) @ (S_C @ A @ S_R.T) @ numpy_pinv(R @ S_R.T)
+        np.testing.assert_allclose(got.U, explicit, rtol=1e-8, atol=1e-10 * np.abs(explicit).max())
+    np.testing.assert_allclose(got.U, want.U, rtol=1e-10, atol=1e-12 * np.abs(want.U).max())
+    assert got.error_estimate.value == pytest.approx(want.error_estimate.value, rel=1e-10)
+
+
+def test_fast_core_sizes_are_checked_as_fast_gmr_checks_them():
+    A = rank5()
+    with pytest.raises(ValueError, match=r"sketch_size\[0\] \(s_c\) must be an int in \[1, 120\]"):
+        sl.cur(A, 10, sketch_size=(121, 20))
+    with pytest.warns(sl.UnderdeterminedSketchWarning):
+        sl.cur(A, 10, sketch_size=5, rng=0)
+    assert sl.cur(A, 10, core="cross", sketch_size=10**6, rng=0).U.shape == (10, 10)
+
+
 def test_selection_is_deterministic_given_rng():
     A = sp.random(300, 200, density=0.05, format="csr", random_state=7)
     for select in CUR_SELECTIONS:

@@ -528,3 +528,65 @@ def test_module_example_on_a_cluster():
     runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
     assert sum("LocalCluster(" in e.source for e in test.examples) == 1
+# ---------------------------------------------------------------------------
+# A pass survives the loss of a worker
+# ---------------------------------------------------------------------------
+
+
+def dying_chunk(counter_dir, kill_after, block_info=None):
+    """``counted_chunk`` (dense), slowed down, whose read kills its own worker
+    process once, when ``kill_after`` chunks have been read: the first read
+    to remove the ticket file "kill" dies (os._exit), in the middle of the
+    pass; its task and what the dead worker held run again elsewhere."""
+    import time
+
+    counter_dir = Path(counter_dir)
+    done = sum(1 for p in counter_dir.iterdir() if p.name != "kill")
+    if done >= kill_after:
+        try:
+            (counter_dir / "kill").unlink()
+        except FileNotFoundError:
+            pass
+        else:
+            os._exit(1)
+    time.sleep(0.05)
+    return counted_chunk(counter_dir, "dense", 7, block_info)
+
+
+@pytest.mark.slow
+def test_fast_sp_svd_survives_the_loss_of_a_worker(tmp_path):
+    """Kill one of a LocalCluster's workers in the middle of
+    ``sketchlab.dask.fast_sp_svd``: the result is the same, bit for bit, as
+    without the fault (the same tasks give the same partial sketches, summed
+    in the same fixed trees), and equals the in-memory one to rounding."""
+    chunks = ((60,) * 4, (45,) * 4)  # 16 chunks
+    _, X = counted_matrix(tmp_path / "unused", chunks, fmt="dense")
+
+    def run(client, folder, kill_after):
+        folder.mkdir()
+        if kill_after is not None:
+            (folder / "kill").touch()
+        A = da.map_blocks(dying_chunk, chunks=chunks, dtype=np.float64,
+                          meta=np.empty((0, 0)), counter_dir=str(folder),
+                          kill_after=kill_after if kill_after is not None else 10**9)
+        res = sldask.fast_sp_svd(A, 6, rng=3, estimate_error=True, scheduler=client)
+        return res, folder
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "60s"}):
+        cluster = distributed.LocalCluster(
+            n_workers=3, threads_per_worker=1, processes=True, host="127.0.0.1",
+            dashboard_address=None, silence_logs=logging.CRITICAL,
+        )
+        client = distributed.Client(cluster, set_as_default=False, timeout="60s")
+    try:
+        clean, _ = bounded(run, client, tmp_path / "clean", None)
+        faulty, folder = bounded(run, client, tmp_path / "faulty", 6)
+    finally:
+        client.close()
+        cluster.close()
+    assert not (folder / "kill").exists()  # a worker did die, after 6 chunks
+    assert len(reads(folder)) == 16
+    for got, want in zip(faulty, clean):
+        assert np.array_equal(got, want)
+    assert faulty.error_estimate == clean.error_estimate
+    assert_same_svd(faulty, sl.fast_sp_svd(X, 6, rng=3))

@@ -190,7 +190,7 @@ def test_clear_errors_fast():
     with pytest.raises(TypeError, match="A.indices must be a 1-D integer array"):
         sl.CountSketch(4, 20, rng=0) @ bad
     A, C, R = np.ones((30, 20)), np.ones((30, 2)), np.ones((2, 20))
-    X1 = sl.fast_gmr(A, C, R, sketch_size=np.array(20), rng=0)
+    X1 = sl.fast_gmr(A, C, R, sketch_size=np.array(20), rng=0).X
     assert X1.shape == (2, 2)
     S = sl.CountSketch(4, 20, rng=0)
     with pytest.raises(TypeError, match="S.T @ T of two operators is not supported"):

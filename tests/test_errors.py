@@ -179,8 +179,10 @@ def test_svd_estimates_cover_and_do_not_change_the_answer(func):
     A = low_rank_plus_noise(200, 120, 30, 0.05, 3)
     trials, covered = 60, 0
     for seed in range(trials):
-        U, s, Vt, est = func(A, 5, rng=seed, estimate_error=True)
-        U0, s0, Vt0 = func(A, 5, rng=seed)
+        U, s, Vt = res = func(A, 5, rng=seed, estimate_error=True)
+        est = res.error_estimate
+        U0, s0, Vt0 = plain = func(A, 5, rng=seed)
+        assert plain.error_estimate is None and res.passes == plain.passes == 1
         np.testing.assert_array_equal(s, s0)  # the test sketch is drawn last
         truth = np.linalg.norm(A - (U * s) @ Vt)
         covered += est.contains(truth)
@@ -203,7 +205,8 @@ def test_svd_estimate_is_the_probe_sketch_of_the_residual(method, m):
                                      rng=3, estimate_error=True, n_probes=q)
     state = run_pass(BlockSource(A, axis=0, block_size=64, shape=None), sketches)
     phi, theta = state.operators("test")
-    U, s, Vt, ours = svd_recover(method, state, rank)
+    U, s, Vt = res = svd_recover(method, state, rank)
+    ours = res.error_estimate
     E = A - (U * s) @ Vt
     if m > 16 * q:
         assert phi is not None and phi.sketch_size == 16 * q
@@ -221,8 +224,9 @@ def test_svd_estimate_is_the_probe_sketch_of_the_residual(method, m):
 def test_svd_estimates_for_streams_and_sparse_input():
     A = sp.random(300, 200, density=0.05, format="csc", random_state=4)
     blocks = (A[:, j:j + 64] for j in range(0, 200, 64))
-    U, s, Vt, est = sl.fast_sp_svd(blocks, 5, shape=A.shape, rng=0, estimate_error=True)
-    U0, s0, Vt0, est0 = sl.fast_sp_svd(A, 5, rng=0, estimate_error=True)
+    U, s, Vt = res = sl.fast_sp_svd(blocks, 5, shape=A.shape, rng=0, estimate_error=True)
+    U0, s0, Vt0 = res0 = sl.fast_sp_svd(A, 5, rng=0, estimate_error=True)
+    est, est0 = res.error_estimate, res0.error_estimate
     np.testing.assert_allclose(s, s0, rtol=1e-12)
     assert est.value == pytest.approx(est0.value, rel=1e-10)
     truth = sl.lowrank_residual(A, U, s, Vt)
@@ -232,13 +236,14 @@ def test_svd_estimates_for_streams_and_sparse_input():
 def test_svd_tol_returns_the_smallest_rank_within_tol():
     A = low_rank_plus_noise(300, 200, 40, 0.001, 5, decay=0.8)
     norm = np.linalg.norm(A)
-    U, s, Vt, est = sl.fast_sp_svd(A, 5, c=40, r=40, tol=0.05, rng=0, estimate_error=True)
+    U, s, Vt = res = sl.fast_sp_svd(A, 5, c=40, r=40, tol=0.05, rng=0)
+    est = res.error_estimate  # tol= attaches the estimate it chose by
     rank = s.shape[0]
     assert 5 < rank < 40
     assert est.relative <= 0.05
     # one fewer component is estimated above tol: recompute with rank - 1
-    U1, s1, Vt1, est1 = sl.fast_sp_svd(A, 5, c=40, r=40, rank=rank - 1, rng=0,
-                                       estimate_error=True)
+    est1 = sl.fast_sp_svd(A, 5, c=40, r=40, rank=rank - 1, rng=0,
+                          estimate_error=True).error_estimate
     assert est1.relative > 0.05
     true_relative = np.linalg.norm(A - (U * s) @ Vt) / norm
     assert true_relative <= 0.06
@@ -250,13 +255,14 @@ def test_svd_tol_out_of_reach_returns_the_rank_of_smallest_estimated_error():
     """Not the whole sketch rank: a single pass's high ranks can be worse than low ones."""
     A = low_rank_plus_noise(300, 200, 40, 0.3, 5, decay=0.97)
     with pytest.warns(UserWarning, match="smallest estimated error") as caught:
-        U, s, Vt, est = sl.practical_sp_svd(A, 5, c=12, r=30, tol=1e-6, rng=0,
-                                            estimate_error=True)
+        U, s, Vt = res = sl.practical_sp_svd(A, 5, c=12, r=30, tol=1e-6, rng=0,
+                                             estimate_error=True)
+    est = res.error_estimate
     rank = s.shape[0]
     assert f"returning rank {rank}" in str(caught[0].message)
     for other in range(1, 13):  # no other rank has a smaller estimate (same probes)
-        *_, est_other = sl.practical_sp_svd(A, 5, c=12, r=30, rank=other, rng=0,
-                                            estimate_error=True)
+        est_other = sl.practical_sp_svd(A, 5, c=12, r=30, rank=other, rng=0,
+                                        estimate_error=True).error_estimate
         assert est.value <= est_other.value * (1 + 1e-9)
     with pytest.raises(ValueError, match="give rank= or tol=, not both"):
         sl.fast_sp_svd(A, 5, tol=0.1, rank=3)
@@ -271,8 +277,11 @@ def test_fast_gmr_estimate_covers():
     R = gen.standard_normal((10, 2000)) @ A
     trials, covered = 60, 0
     for seed in range(trials):
-        X, est = sl.fast_gmr(A, C, R, sketch_size=80, rng=seed, estimate_error=True)
-        np.testing.assert_array_equal(X, sl.fast_gmr(A, C, R, sketch_size=80, rng=seed))
+        res = sl.fast_gmr(A, C, R, sketch_size=80, rng=seed, estimate_error=True)
+        X, est = res.X, res.error_estimate
+        plain = sl.fast_gmr(A, C, R, sketch_size=80, rng=seed)
+        assert plain.error_estimate is None and res.sketch_size == plain.sketch_size == (80, 80)
+        np.testing.assert_array_equal(X, plain.X)
         covered += est.contains(sl.gmr_residual(A, C, X, R))
     assert covered >= coverage_floor(trials)
 
@@ -287,7 +296,10 @@ def test_fast_gmr_tol_reaches_the_tolerance(kind, tol):
     for seed in range(3):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", sl.UnderdeterminedSketchWarning)
-            X, est = sl.fast_gmr(A, C, R, tol=tol, sketch=kind, rng=seed, estimate_error=True)
+            res = sl.fast_gmr(A, C, R, tol=tol, sketch=kind, rng=seed)
+        X, = res
+        est = res.error_estimate  # tol= attaches the estimate it stopped on
+        assert res.sketch_size[0] <= A.shape[0] and res.sketch_size[1] <= A.shape[1]
         assert sl.gmr_error_ratio(A, C, X, R) <= tol
         assert est.low <= sl.gmr_residual(A, C, X, R) * 1.2
 

@@ -123,7 +123,7 @@ def test_gmr_values_match_library_and_numpy(out, files, which):
     C, R = gmr.gmr_inputs(A, C_GMR, C_GMR, derive_seed(SEED, name, 1, "CR"))
     kind = "gaussian" if data.dense else "countsketch"
     X = sketchlab.fast_gmr(A, C, R, sketch_size=(5 * C_GMR, 5 * C_GMR), sketch=kind,
-                           rng=row["seed"])  # fmt: skip
+                           rng=row["seed"]).X  # fmt: skip
     assert row["error_ratio"] == pytest.approx(sketchlab.gmr_error_ratio(A, C, X, R), rel=1e-10)
     # dense reference: C = A G_C^T with the explicit Gaussian matrices, residuals by NumPy
     Ad = A.toarray() if sp.issparse(A) else A
@@ -335,8 +335,9 @@ def test_estimate_rows(out, files):
     r = next(r for r in cases if r["algorithm"] == "fast_gmr" and r["dataset"] == name
              and r["rep"] == 1)  # fmt: skip
     C, R = gmr.gmr_inputs(A, cfg.c, cfg.c, derive_seed(SEED, name, 1, "CR"))
-    X, est = sketchlab.fast_gmr(A, C, R, sketch_size=(r["s_c"], r["s_r"]), sketch="countsketch",
-                                rng=r["seed"], estimate_error=True)  # fmt: skip
+    res = sketchlab.fast_gmr(A, C, R, sketch_size=(r["s_c"], r["s_r"]), sketch="countsketch",
+                             rng=r["seed"], estimate_error=True)  # fmt: skip
+    X, est = res.X, res.error_estimate
     Ad, Cd, Rd = files["A_svm"], np.asarray(C), np.asarray(R)
     assert r["true_error"] == pytest.approx(np.linalg.norm(Ad - Cd @ X @ Rd), rel=1e-9)
     assert (r["value"], r["low"], r["high"]) == pytest.approx((est.value, est.low, est.high))
@@ -346,8 +347,9 @@ def test_estimate_rows(out, files):
     data = _load(files["idx"])
     A, name = data.X, data.dataset.name
     r = next(r for r in cases if r["algorithm"] == "three_sketch_svd" and r["dataset"] == name)
-    U, s, Vt, est = svd.call("three-sketch", A, r["k"], r["c"], r["r"], r["s_c"], r["s_r"],
-                             "gaussian", r["seed"], rank=r["k"], estimate_error=True)
+    U, s, Vt = res = svd.call("three-sketch", A, r["k"], r["c"], r["r"], r["s_c"], r["s_r"],
+                              "gaussian", r["seed"], rank=r["k"], estimate_error=True)
+    est = res.error_estimate
     assert s.size == r["rank"] == r["k"]
     assert r["true_error"] == pytest.approx(np.linalg.norm(A - (U * s) @ Vt), rel=1e-9)
     assert r["value"] == pytest.approx(est.value)

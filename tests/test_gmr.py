@@ -188,7 +188,7 @@ def test_gmr_float32():
 def test_fast_gmr_equals_explicit_formula(kind, form):
     A, C, R = problem(seed=6)
     S_C, S_R = operators(kind, 20, 16, C, R, seed=7)
-    X = fast_gmr(as_form(A, form), C, R, sketch=(S_C, S_R))
+    X = fast_gmr(as_form(A, form), C, R, sketch=(S_C, S_R)).X
     ref = fast_gmr_explicit(A, C, R, S_C.toarray(), S_R.toarray(), 20 * EPS64, 16 * EPS64)
     assert X.shape == (5, 4) and X.dtype == np.float64
     np.testing.assert_allclose(X, ref, rtol=0, atol=1e-10 * np.abs(ref).max())
@@ -199,7 +199,7 @@ def test_fast_gmr_equals_explicit_formula(kind, form):
 def test_fast_gmr_float32_equals_explicit_formula(kind, form):
     A, C, R = problem(seed=8, dtype=np.float32)
     S_C, S_R = operators(kind, 20, 16, C, R, seed=9)
-    X = fast_gmr(as_form(A, form), C, R, sketch=(S_C, S_R))
+    X = fast_gmr(as_form(A, form), C, R, sketch=(S_C, S_R)).X
     ref = fast_gmr_explicit(A, C, R, S_C.toarray(), S_R.toarray(), 1e-6, 1e-6)
     assert X.dtype == np.float32
     assert rel_err(X, ref) < 1e-4
@@ -209,13 +209,13 @@ def test_fast_gmr_float32_equals_explicit_formula(kind, form):
 def test_fast_gmr_kind_name_draws_S_C_then_S_R_from_rng(kind):
     A, C, R = problem(seed=10)
     A = sp.csr_matrix(A)
-    X = fast_gmr(A, C, R, sketch_size=(20, 16), sketch=kind, rng=11)
+    X = fast_gmr(A, C, R, sketch_size=(20, 16), sketch=kind, rng=11).X
     S_C, S_R = operators(kind, 20, 16, C, R, seed=11)
-    assert np.array_equal(X, fast_gmr(A, C, R, sketch=(S_C, S_R)))
+    assert np.array_equal(X, fast_gmr(A, C, R, sketch=(S_C, S_R)).X)
     # deterministic given rng, different for another seed; a Generator works too
-    assert np.array_equal(X, fast_gmr(A, C, R, sketch_size=(20, 16), sketch=kind, rng=11))
-    assert not np.allclose(X, fast_gmr(A, C, R, sketch_size=(20, 16), sketch=kind, rng=12))
-    X_gen = fast_gmr(A, C, R, sketch_size=(20, 16), sketch=kind, rng=np.random.default_rng(11))
+    assert np.array_equal(X, fast_gmr(A, C, R, sketch_size=(20, 16), sketch=kind, rng=11).X)
+    assert not np.allclose(X, fast_gmr(A, C, R, sketch_size=(20, 16), sketch=kind, rng=12).X)
+    X_gen = fast_gmr(A, C, R, sketch_size=(20, 16), sketch=kind, rng=np.random.default_rng(11)).X
     assert np.array_equal(X, X_gen)
 
 
@@ -239,7 +239,7 @@ def test_hypothesis_fast_gmr_and_residual_match_references(kind, form, shape, si
     S_C, S_R = operators(kind, s_c, s_r, C, R, seed=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnderdeterminedSketchWarning)
-        X = fast_gmr(as_form(A, form), C, R, sketch=(S_C, S_R))
+        X = fast_gmr(as_form(A, form), C, R, sketch=(S_C, S_R)).X
     ref = fast_gmr_explicit(A, C, R, S_C.toarray(), S_R.toarray(),
                             max(s_c, c) * EPS64, max(r, s_r) * EPS64)
     scale = max(np.abs(ref).max(), 1e-300)
@@ -256,21 +256,21 @@ def test_hypothesis_fast_gmr_and_residual_match_references(kind, form, shape, si
 
 def test_fast_gmr_sketch_size_forms():
     A, C, R = problem(seed=13)
-    X = fast_gmr(A, C, R, sketch_size=18, rng=0)
-    assert np.array_equal(X, fast_gmr(A, C, R, sketch_size=(18, 18), rng=0))
-    assert np.array_equal(X, fast_gmr(A, C, R, sketch_size=np.array([18, 18]), rng=0))
+    X = fast_gmr(A, C, R, sketch_size=18, rng=0).X
+    assert np.array_equal(X, fast_gmr(A, C, R, sketch_size=(18, 18), rng=0).X)
+    assert np.array_equal(X, fast_gmr(A, C, R, sketch_size=np.array([18, 18]), rng=0).X)
     S_C, S_R = operators("countsketch", 18, 18, C, R, seed=0)
     for size in (None, 18, (18, 18), [18, 18]):
-        assert np.array_equal(X, fast_gmr(A, C, R, sketch=(S_C, S_R), sketch_size=size))
-    assert np.array_equal(X, fast_gmr(A, C, R, sketch_size=np.array(18), rng=0))
+        assert np.array_equal(X, fast_gmr(A, C, R, sketch=(S_C, S_R), sketch_size=size).X)
+    assert np.array_equal(X, fast_gmr(A, C, R, sketch_size=np.array(18), rng=0).X)
     # a sketch as large as A is no cheaper than gmr: sizes are capped at the
     # dimensions (at the power of two above them for SRHT)
     m, n = A.shape
     for kind in ("countsketch", "gaussian", "uniform"):
-        assert fast_gmr(A, C, R, sketch_size=(m, n), sketch=kind, rng=0).shape == (5, 4)
+        assert fast_gmr(A, C, R, sketch_size=(m, n), sketch=kind, rng=0).X.shape == (5, 4)
         with pytest.raises(ValueError, match=rf"sketch_size\[0\] \(s_c\) must be an int in \[1, {m}\]"):
             fast_gmr(A, C, R, sketch_size=(m + 1, n), sketch=kind, rng=0)
-    assert fast_gmr(A, C, R, sketch_size=(64, 64), sketch="srht", rng=0).shape == (5, 4)
+    assert fast_gmr(A, C, R, sketch_size=(64, 64), sketch="srht", rng=0).X.shape == (5, 4)
 
 
 @pytest.mark.parametrize("form", ["dense-C", "csc", "csr-unsorted-dup"])
@@ -280,7 +280,7 @@ def test_fast_gmr_keeping_every_row_equals_gmr(form):
     S_C = sl.UniformSampler(m, m, replace=False, rng=0)
     S_R = sl.UniformSampler(n, n, replace=False, rng=1)
     assert np.array_equal(S_C.weights, np.ones(m)) and np.array_equal(S_C.indices, np.arange(m))
-    X = fast_gmr(as_form(A, form), C, R, sketch=(S_C, S_R))
+    X = fast_gmr(as_form(A, form), C, R, sketch=(S_C, S_R)).X
     ref = gmr(A, C, R)
     np.testing.assert_allclose(X, ref, rtol=0, atol=1e-10 * np.abs(ref).max())
 
@@ -290,15 +290,15 @@ def test_fast_gmr_is_exact_for_a_consistent_problem():
     g = np.random.default_rng(15)
     C, X0, R = g.standard_normal((300, 5)), g.standard_normal((5, 4)), g.standard_normal((4, 200))
     for kind in sl.SKETCH_KINDS:
-        X = fast_gmr(C @ X0 @ R, C, R, sketch_size=(40, 40), sketch=kind, rng=0)
+        X = fast_gmr(C @ X0 @ R, C, R, sketch_size=(40, 40), sketch=kind, rng=0).X
         np.testing.assert_allclose(X, X0, rtol=0, atol=1e-9 * np.abs(X0).max())
 
 
 def test_fast_gmr_leverage_on_zero_factor_and_zero_A():
     A, C, R = problem(seed=16)
-    X = fast_gmr(A, np.zeros_like(C), R, sketch_size=(20, 16), sketch="leverage", rng=0)
+    X = fast_gmr(A, np.zeros_like(C), R, sketch_size=(20, 16), sketch="leverage", rng=0).X
     assert np.array_equal(X, np.zeros((5, 4)))
-    X = fast_gmr(sp.csr_matrix(A.shape), C, R, sketch_size=(20, 16), rng=0)
+    X = fast_gmr(sp.csr_matrix(A.shape), C, R, sketch_size=(20, 16), rng=0).X
     assert np.array_equal(X, np.zeros((5, 4)))
 
 
@@ -310,7 +310,7 @@ def test_fast_gmr_bitwise_identical_for_one_and_two_threads():
         results = []
         for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
             numba.set_num_threads(threads)
-            results.append(fast_gmr(A, C, R, sketch_size=(40, 40), rng=3))
+            results.append(fast_gmr(A, C, R, sketch_size=(40, 40), rng=3).X)
     finally:
         numba.set_num_threads(before)
     assert np.array_equal(results[0], results[1])
@@ -320,7 +320,7 @@ def test_underdetermined_sketch_warns_and_returns_the_minimum_norm_solution():
     A, C, R = problem(seed=18)
     S_C, S_R = operators("gaussian", 3, 16, C, R, seed=0)
     with pytest.warns(UnderdeterminedSketchWarning, match=r"\(s_c, s_r\) = \(3, 16\)"):
-        X = fast_gmr(A, C, R, sketch=(S_C, S_R))
+        X = fast_gmr(A, C, R, sketch=(S_C, S_R)).X
     ref = fast_gmr_explicit(A, C, R, S_C.toarray(), S_R.toarray(), 5 * EPS64, 16 * EPS64)
     np.testing.assert_allclose(X, ref, rtol=0, atol=1e-10 * np.abs(ref).max())
     with pytest.warns(UnderdeterminedSketchWarning):
@@ -365,9 +365,9 @@ def test_psd_projection_never_moves_away_from_X_opt(kind):
         A, C = spsd_problem(seed)
         X_opt = gmr(A, C, C.T)
         assert np.linalg.eigvalsh((X_opt + X_opt.T) / 2).min() > -1e-8 * np.abs(X_opt).max()
-        X = fast_gmr(A, C, C.T, sketch_size=25, sketch=kind, rng=seed)
-        X_sym = fast_gmr(A, C, C.T, sketch_size=25, sketch=kind, rng=seed, structure="symmetric")
-        X_psd = fast_gmr(A, C, C.T, sketch_size=25, sketch=kind, rng=seed, structure="psd")
+        X = fast_gmr(A, C, C.T, sketch_size=25, sketch=kind, rng=seed).X
+        X_sym = fast_gmr(A, C, C.T, sketch_size=25, sketch=kind, rng=seed, structure="symmetric").X
+        X_psd = fast_gmr(A, C, C.T, sketch_size=25, sketch=kind, rng=seed, structure="psd").X
         np.testing.assert_array_equal(X_sym, project_symmetric(X))
         np.testing.assert_allclose(X_psd, project_psd(X), rtol=0, atol=1e-12 * np.abs(X).max())
         assert np.array_equal(X_psd, X_psd.T)
@@ -383,18 +383,18 @@ def test_psd_projection_never_increases_residual_for_orthonormal_C():
     for seed in range(8):
         A, C = spsd_problem(seed + 100)
         Q = np.linalg.qr(C)[0]
-        X = fast_gmr(A, Q, Q.T, sketch_size=20, rng=seed)
-        X_psd = fast_gmr(A, Q, Q.T, sketch_size=20, rng=seed, structure="psd")
+        X = fast_gmr(A, Q, Q.T, sketch_size=20, rng=seed).X
+        X_psd = fast_gmr(A, Q, Q.T, sketch_size=20, rng=seed, structure="psd").X
         assert gmr_residual(A, Q, X_psd, Q.T) <= gmr_residual(A, Q, X, Q.T) * (1 + 1e-12)
         assert gmr_error_ratio(A, Q, X_psd, Q.T) <= gmr_error_ratio(A, Q, X, Q.T) + 1e-12
 
 
 def test_structure_accepts_sparse_square_A_and_float32():
     A, C = spsd_problem(20)
-    X = fast_gmr(sp.csr_matrix(A), C, C.T, sketch_size=30, rng=0, structure="psd")
+    X = fast_gmr(sp.csr_matrix(A), C, C.T, sketch_size=30, rng=0, structure="psd").X
     assert np.array_equal(X, X.T)
     X32 = fast_gmr(A.astype(np.float32), C.astype(np.float32), C.T.astype(np.float32),
-                   sketch_size=30, rng=0, structure="symmetric")
+                   sketch_size=30, rng=0, structure="symmetric").X
     assert X32.dtype == np.float32 and np.array_equal(X32, X32.T)
 
 
@@ -414,7 +414,7 @@ def test_madelon_error_ratio_decays_like_one_over_a_squared(load_libsvm):
         R = g.standard_normal((r, m)) @ A  # R = G_R A
         X_opt = gmr(A, C, R)
         for k, a in enumerate(a_values):
-            X = fast_gmr(A, C, R, sketch_size=(a * c, a * r), sketch="gaussian", rng=g)
+            X = fast_gmr(A, C, R, sketch_size=(a * c, a * r), sketch="gaussian", rng=g).X
             ratios[seed, k] = gmr_error_ratio(A, C, X, R, X_opt)
     mean = ratios.mean(axis=0)
     slope = np.polyfit(np.log(a_values), np.log(mean), 1)[0]
@@ -477,7 +477,6 @@ S_C0 = sl.CountSketch(20, 60, rng=0)
 S_R0 = sl.CountSketch(16, 50, rng=1)
 SIZE = r"sketch_size\[0\] \(s_c\) must be an int"
 BAD_SKETCHES = [
-    (dict(sketch="countsketch"), ValueError, "sketch_size is required when sketch is a kind name"),
     (dict(sketch_size=0), ValueError, SIZE + r" in \[1, 60\], got 0"),
     (dict(sketch_size=(10, -1)), ValueError,
      r"sketch_size\[1\] \(s_r\) must be an int in \[1, 50\]"),
@@ -506,6 +505,28 @@ BAD_SKETCHES = [
 ]
 
 
+@pytest.mark.parametrize("kind", ["countsketch", "gaussian", "srht", "leverage"])
+def test_default_sketch_size_is_the_papers_a_10_capped_at_A(kind):
+    """Without sketch_size, (s_c, s_r) = (10 c, 10 r) capped at (m, n): the
+    same X as with those sizes given, and the sizes on the result."""
+    gen = np.random.default_rng(3)
+    for (m, n), (c, r) in [((400, 300), (5, 4)), ((400, 30), (5, 4)), ((40, 300), (6, 2))]:
+        A = gen.standard_normal((m, n))
+        C, R = A @ gen.standard_normal((n, c)), gen.standard_normal((r, m)) @ A
+        want = (min(m, 10 * c), min(n, 10 * r))
+        res = fast_gmr(A, C, R, sketch=kind, rng=4)
+        assert res.sketch_size == want
+        np.testing.assert_array_equal(
+            res.X, fast_gmr(A, C, R, sketch_size=want, sketch=kind, rng=4).X)
+    # and the default gives a good answer: error ratio near the paper's 0.05
+    A = (gen.standard_normal((600, 30)) * np.geomspace(10, 1, 30)) @ gen.standard_normal(
+        (30, 500)) + 0.3 * gen.standard_normal((600, 500))
+    C, R = A @ gen.standard_normal((500, 10)), gen.standard_normal((10, 600)) @ A
+    ratios = [sl.gmr_error_ratio(A, C, fast_gmr(A, C, R, sketch=kind, rng=seed).X, R)
+              for seed in range(5)]
+    assert np.median(ratios) < 0.1, ratios
+
+
 @pytest.mark.parametrize("kwargs, exc, match", BAD_SKETCHES)
 def test_bad_sketch_arguments(kwargs, exc, match):
     with pytest.raises(exc, match=match):
@@ -521,7 +542,7 @@ def test_structure_needs_C_equal_R_transpose():
     with pytest.raises(ValueError, match=r"needs C = R\^T, got \|\|C - R\^T\|\|_F = 0.001"):
         fast_gmr(A, C, R, sketch_size=20, structure="symmetric")
     R = C.T * (1 + 1e-15)  # rounding-level differences are accepted
-    assert fast_gmr(A, C, R, sketch_size=20, structure="symmetric", rng=0).shape == (10, 10)
+    assert fast_gmr(A, C, R, sketch_size=20, structure="symmetric", rng=0).X.shape == (10, 10)
 
 
 @pytest.mark.parametrize("func", [project_symmetric, project_psd])

@@ -160,6 +160,22 @@ def test_faster_spsd_equals_formula_with_its_leverage_samplers(kernel):
     assert np.linalg.eigvalsh(res.U).min() >= -1e-12 * np.abs(res.U).max()
 
 
+def test_faster_spsd_default_s_is_ten_c_capped_at_n(kernel):
+    """Without s: s = 10 c (the paper's a = 10), capped at n; the same
+    approximation as with that s given, and close to the optimal core."""
+    K, Kd = kernel
+    for c, want in ((3, 30), (C_LAND, min(N, 10 * C_LAND))):
+        res = sl.faster_spsd(K, c, rng=5)
+        given = sl.faster_spsd(K, c, want, rng=5)
+        assert res.samples[0][0].size == want
+        np.testing.assert_array_equal(res.U, given.U)
+    X = points(400, seed=3)
+    Kb = sl.RBFKernel(X, GAMMA)
+    default = np.median([sl.faster_spsd(Kb, 10, rng=seed).error(Kb) for seed in range(5)])
+    best = np.median([sl.optimal_spsd(Kb, 10, rng=seed).error(Kb) for seed in range(5)])
+    assert default <= 1.2 * best
+
+
 def test_project_psd_output_is_psd():
     rng = np.random.default_rng(0)
     for _ in range(20):

@@ -57,12 +57,12 @@ def solver(name, sketch_size=A_FACTOR * RANK):
     or a pair (s_c, s_r)."""
     if name.endswith("estimate_error"):
         fast = solver(name.rsplit(" ", 1)[0], sketch_size)
-        return lambda A, C, R: fast(A, C, R, estimate_error=True)[0]
+        return lambda A, C, R: fast(A, C, R, estimate_error=True)
     if name.startswith("fast_gmr"):
         kind = name.split()[1]
         return lambda A, C, R, **more: sl.fast_gmr(
             A, C, R, sketch_size=sketch_size, sketch=kind, rng=0, **more
-        )
+        ).X
     if name == "gmr":
         return sl.gmr
     return plain_qr_solution
