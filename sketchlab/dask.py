@@ -62,6 +62,7 @@ except ImportError as exc:  # pragma: no cover - dask is an optional extra
 
 from . import _svd
 from ._operators import SketchOperator
+from ._operators import apply_validated, sketch_both_validated
 from ._operators import sketch_both as _sketch_both
 from ._sketch_state import SketchState
 from ._validation import as_matrix, check_axis, check_numeric_dtype, check_shape, result_dtype
@@ -147,8 +148,7 @@ def _sketch_chunk(raw, where, offsets, shape, payload, dtype):
     if 0 in shape:  # an empty chunk adds nothing
         out_shape = (S.sketch_size, shape[1]) if axis == 0 else (shape[0], S.sketch_size)
         return np.zeros(out_shape, dtype)
-    with trusted(block):  # checked by _as_block
-        return S.apply(block, axis, offset=offsets[axis])
+    return apply_validated(S, block, axis, offset=offsets[axis])  # checked by _as_block
 
 
 def _both_chunk(raw, where, offsets, shape, ops, dtype):
@@ -157,8 +157,7 @@ def _both_chunk(raw, where, offsets, shape, ops, dtype):
     block = _as_block(raw, where, shape, dtype)
     if 0 in shape:
         return np.zeros((S1.sketch_size, S2.sketch_size), dtype)
-    with trusted(block):  # checked by _as_block
-        return _sketch_both(S1, block, S2, offsets=offsets)
+    return sketch_both_validated(S1, block, S2, offsets=offsets)  # checked by _as_block
 
 
 def _state_chunk(raw, where, offsets, shape, state, dtype):
