@@ -18,7 +18,7 @@ import numpy as np
 from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
 
-from ._operators import SketchOperator, sketch_both
+from ._operators import SketchOperator, apply_validated, sketch_both_validated
 from ._validation import as_matrix, check_numeric_dtype, result_dtype, trusted
 
 __all__ = ["FAN_IN", "Pass", "add", "as_block", "bounds", "check_array", "check_operator",
@@ -68,12 +68,12 @@ def ops_chunk(raw, where, offsets, shape, ops, dtype):
     if 0 in shape:  # an empty chunk adds nothing
         return np.zeros((shape[0] if S1 is None else S1.sketch_size,
                          shape[1] if S2 is None else S2.sketch_size), dtype)
-    with trusted(block):  # checked by as_block
-        if S2 is None:
-            return S1.apply(block, 0, offset=offsets[0])
-        if S1 is None:
-            return S2.apply(block, 1, offset=offsets[1])
-        return sketch_both(S1, block, S2, offsets=offsets)
+    # the block was checked by as_block: the validated forms skip its O(nnz) pass
+    if S2 is None:
+        return apply_validated(S1, block, 0, offset=offsets[0])
+    if S1 is None:
+        return apply_validated(S2, block, 1, offset=offsets[1])
+    return sketch_both_validated(S1, block, S2, offsets=offsets)
 
 
 def state_chunk(raw, where, offsets, shape, state, dtype):

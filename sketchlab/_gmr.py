@@ -25,11 +25,12 @@ from ._errors import check_probes, from_probe_sketch, probe_left, probe_operator
 from ._leverage import sampling_scores
 from ._linalg import exact_core, project_psd as _project_psd, range_factors
 from ._linalg import solve_core, squared_frobenius, symmetrize
-from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, sketch_both
+from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, apply_many_validated
+from ._operators import apply_validated, sketch_both_validated
 from ._registry import SKETCH_KINDS, kinds_with, make_sketch
 from ._results import GMRResult
 from ._validation import as_generator, as_matrix, check_int, check_rtol, check_sketchable
-from ._validation import check_tol, trusted
+from ._validation import check_tol
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -537,9 +538,9 @@ class ResidualProbe:
         self.phi = phi
         self.theta = theta
         self.probe = probe  # (p, q), or (m, q) without phi
-        with trusted(C, R), serial_blas():  # validated by the caller
-            self.RT = theta.apply(R, axis=1)  # (r, q)
-            self.C = C if phi is None else phi.apply(C)  # (p, c)
+        with serial_blas():  # C, R validated by the caller
+            self.RT = apply_validated(theta, R, axis=1)  # (r, q)
+            self.C = C if phi is None else apply_validated(phi, C)  # (p, c)
         self.norm = norm
 
     @classmethod
@@ -547,8 +548,9 @@ class ResidualProbe:
         """The probe of an in-memory A (validated, as by check_gmr_inputs)."""
         theta = probe_operator(q, A.shape[1], gen)
         phi = probe_left(q, A.shape[0], gen)
-        with trusted(A), serial_blas():
-            probe = theta.apply(A, axis=1) if phi is None else sketch_both(phi, A, theta)
+        with serial_blas():
+            probe = (apply_validated(theta, A, axis=1) if phi is None
+                     else sketch_both_validated(phi, A, theta))
         return cls(phi, theta, probe, C, R, float(np.sqrt(squared_frobenius(A))))
 
     def residual_sketch(self, X):
@@ -668,12 +670,12 @@ def _sketch_problem(S_C, S_R, A, C, R):
     operator is generated once for both of its products (``apply_many``).
     """
     one_pass = S_C.one_pass and S_R.one_pass
-    with trusted(A, C, R):  # validated once, by check_gmr_inputs
-        if one_pass:
-            return S_C.apply(C), sketch_both(S_C, A, S_R), S_R.apply(R, axis=1)
-        SC_C, SC_A = S_C.apply_many([C, A])
-        with trusted(SC_A):
-            R_SR, M = S_R.apply_many([R, SC_A], axis=1)
+    # A, C, R validated once, by check_gmr_inputs (SC_A is their sketch)
+    if one_pass:
+        return (apply_validated(S_C, C), sketch_both_validated(S_C, A, S_R),
+                apply_validated(S_R, R, axis=1))
+    SC_C, SC_A = apply_many_validated(S_C, [C, A])
+    R_SR, M = apply_many_validated(S_R, [R, SC_A], axis=1)
     return SC_C, M, R_SR
 
 

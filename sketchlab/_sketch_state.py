@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import numpy as np
 
 from ._linalg import frobenius_parts
-from ._operators import SketchOperator, sketch_both
-from ._validation import as_matrix, check_int, result_dtype, trusted
+from ._operators import SketchOperator, apply_validated, sketch_both_validated
+from ._validation import as_matrix, check_int, result_dtype
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike, NDArray
@@ -37,12 +37,14 @@ def _sketch_into(left, right, block, offsets, out, accumulate):
     """``out`` (+)= the share of ``block`` (at ``offsets`` in A) of the
     sketch ``L A R^T`` with operators ``(left, right)`` (one may be None)."""
     i0, j0 = offsets
+    # the block was checked once, by SketchState._check_block: no O(nnz) pass per sketch
     if left is None:
-        right.apply(block, axis=1, offset=j0, out=out, accumulate=accumulate)
+        apply_validated(right, block, axis=1, offset=j0, out=out, accumulate=accumulate)
     elif right is None:
-        left.apply(block, axis=0, offset=i0, out=out, accumulate=accumulate)
+        apply_validated(left, block, axis=0, offset=i0, out=out, accumulate=accumulate)
     else:
-        sketch_both(left, block, right, offsets=offsets, out=out, accumulate=accumulate)
+        sketch_both_validated(left, block, right, offsets=offsets, out=out,
+                              accumulate=accumulate)
 
 
 class SketchState:
@@ -331,16 +333,15 @@ class SketchState:
         if 0 in block.shape:
             return self
         self._norm_sums += _norm_share(block)
-        with trusted(block):
-            for name, (left, right) in self._specs.items():
-                target = self._arrays[name]
-                if left is None and isinstance(target, list):
-                    part = _uninitialized((h, right.sketch_size), self.dtype, order="F")
-                    _sketch_into(left, right, block, (i0, j0), part, False)
-                    target.append(part)
-                else:
-                    window = self._window(name, (i0, j0), (h, w))
-                    _sketch_into(left, right, block, (i0, j0), window, add)
+        for name, (left, right) in self._specs.items():
+            target = self._arrays[name]
+            if left is None and isinstance(target, list):
+                part = _uninitialized((h, right.sketch_size), self.dtype, order="F")
+                _sketch_into(left, right, block, (i0, j0), part, False)
+                target.append(part)
+            else:
+                window = self._window(name, (i0, j0), (h, w))
+                _sketch_into(left, right, block, (i0, j0), window, add)
         self.rows_seen = max(self.rows_seen, i0 + h)
         return self
 
@@ -359,17 +360,16 @@ class SketchState:
             block = block.astype(self.dtype)
         shares = {}
         h, w = block.shape
-        with trusted(block):
-            for name, (left, right) in self._specs.items():
-                axis = self.share_axis(name)
-                order: Literal["C", "F"] = "F" if axis == 0 else "C"
-                shape = self.sketch_shape(name, (h, w))
-                if 0 in block.shape:
-                    part = np.zeros(shape, self.dtype, order=order)
-                else:  # written whole by the loops
-                    part = _uninitialized(shape, self.dtype, order=order)
-                    _sketch_into(left, right, block, (i0, j0), part, False)
-                shares[name] = part
+        for name, (left, right) in self._specs.items():
+            axis = self.share_axis(name)
+            order: Literal["C", "F"] = "F" if axis == 0 else "C"
+            shape = self.sketch_shape(name, (h, w))
+            if 0 in block.shape:
+                part = np.zeros(shape, self.dtype, order=order)
+            else:  # written whole by the loops
+                part = _uninitialized(shape, self.dtype, order=order)
+                _sketch_into(left, right, block, (i0, j0), part, False)
+            shares[name] = part
         shares[self.NORM_KEY] = _norm_share(block)[None, :]
         return shares
 

@@ -57,3 +57,36 @@ def test_entry_check_matches_numpy(dtype, index_dtype, where, fault):
     else:
         with pytest.raises(ValueError, match=verdict):
             as_matrix(T, "A")
+
+
+def test_an_algorithm_checks_its_input_once(monkeypatch):
+    """fast_gmr, a SketchState update with several sketches and a sketched
+    SVD read the entries of a sparse A for the check once per call, then
+    hand it to the operators on the explicit validated path."""
+    import sketchlab as sl
+    from sketchlab import _validation
+
+    seen = []
+    check = _validation._check_entries
+    monkeypatch.setattr(_validation, "_check_entries",
+                        lambda indices, data, ncols, name: seen.append(indices.size) or
+                        check(indices, data, ncols, name))
+    A = sp.random(300, 200, density=0.05, format="csr", random_state=1)
+    gen = np.random.default_rng(0)
+    C, R = np.asarray(A @ gen.standard_normal((200, 4))), gen.standard_normal((3, 300)) @ A
+
+    def checks_of_A(call):
+        seen.clear()
+        call()
+        return seen.count(A.nnz)
+
+    assert checks_of_A(lambda: sl.fast_gmr(A, C, R, sketch_size=(30, 25), rng=0)) == 1
+    assert checks_of_A(lambda: sl.fast_gmr(A, C, R, sketch_size=(30, 25), sketch="gaussian",
+                                           rng=0)) == 1
+    state = sl.SketchState(A.shape, {"range": (None, sl.OSNAP(8, 200, rng=1)),
+                                     "co-range": (sl.CountSketch(9, 300, rng=2), None),
+                                     "core": (sl.CountSketch(10, 300, rng=3),
+                                              sl.CountSketch(11, 200, rng=4))})
+    assert checks_of_A(lambda: state.update(A)) == 1
+    assert checks_of_A(lambda: sl.sketch_both(sl.CountSketch(5, 300, rng=0), A,
+                                              sl.CountSketch(4, 200, rng=1))) == 1

@@ -14,6 +14,7 @@ import sketchlab as sl
 from sketchlab import _linalg as linalg_mod
 from sketchlab import _svd as svd_mod
 
+from ._kinds import SVD
 from .reference import (
     dense_of,
     fast_sp_svd_dense,
@@ -23,7 +24,7 @@ from .reference import (
 )
 
 METHODS = ["fast", "practical", "three"]
-KINDS = ["osnap-gaussian", "gaussian", "countsketch", "osnap", "srht"]
+KINDS = list(SVD)  # the kinds the SVDs take, from the registry (tests/_kinds.py)
 
 
 def run(method, A, k, kind="gaussian", **kw):

@@ -31,8 +31,8 @@ The package, one module per idea (a module imports only those above it):
 - ``_compose``: composition, and the two-sided sketch :func:`sketch_both`.
 """
 
-from ._base import SketchOperator
-from ._compose import ComposedSketch, OSNAPGaussian, compose, sketch_both
+from ._base import SketchOperator, apply_many_validated, apply_validated
+from ._compose import ComposedSketch, OSNAPGaussian, compose, sketch_both, sketch_both_validated
 from .._linalg import gemm_add  # noqa: F401 (importable here, as before)
 from ._dense import SRHT, GaussianSketch
 from ._sparse import OSNAP, CountSketch, IndexSelection, LeverageScoreSampler, UniformSampler
@@ -51,4 +51,7 @@ __all__ = [
     "compose",
     "sketch_both",
     "gemm_add",
+    "apply_validated",
+    "apply_many_validated",
+    "sketch_both_validated",
 ]

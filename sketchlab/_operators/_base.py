@@ -321,8 +321,11 @@ class SketchOperator:
         >>> bool(np.allclose(out, S @ A))
         True
         """
-        axis = check_axis(axis)
         A = as_matrix(A, "A", allow_1d=True, finite=check_finite)
+        return self._apply_validated(A, check_axis(axis), offset, out, accumulate)
+
+    def _apply_validated(self, A, axis, offset, out, accumulate):
+        """:meth:`apply` of an ``A`` that ``as_matrix`` returned (no O(nnz) check)."""
         vector = A.ndim == 1
         if vector:
             A = A.reshape(-1, 1) if axis == 0 else A.reshape(1, -1)
@@ -378,6 +381,10 @@ class SketchOperator:
             raise TypeError("arrays must be a sequence of matrices (a list or a tuple)")
         checked = [as_matrix(A, f"arrays[{i}]", finite=check_finite)
                    for i, A in enumerate(arrays)]
+        return self._apply_many_validated(checked, axis, offset)
+
+    def _apply_many_validated(self, checked, axis, offset):
+        """:meth:`apply_many` of arrays that ``as_matrix`` returned."""
         if not checked:
             return []
         b = checked[0].shape[axis]
@@ -389,7 +396,7 @@ class SketchOperator:
                 )
         offset = self._check_block(b, offset, f"arrays[0].shape[{axis}]")
         if any(A.size == 0 for A in checked):
-            return [self.apply(A, axis, offset, check_finite=False) for A in checked]
+            return [self._apply_validated(A, axis, offset, None, False) for A in checked]
         return self._apply_many(checked, axis, offset)
 
     def _result_shape(self, A, axis):
@@ -542,3 +549,21 @@ def _empty_apply(shape, dtype, out, accumulate):
 def _read_only(*arrays):
     for arr in arrays:
         arr.flags.writeable = False
+
+
+def apply_validated(S: SketchOperator, A: Any, axis: int = 0, offset: int | None = None, *,
+                    out: NDArray[np.floating] | None = None,
+                    accumulate: bool = False) -> NDArray[np.floating]:
+    """``S.apply(A, axis, offset, out=out, accumulate=accumulate)`` for an
+    ``A`` that ``_validation.as_matrix`` returned earlier in the same call
+    (the explicit form of "validated once": no O(nnz) pass over A; the
+    sizes, the block and ``out`` are still checked).  For sketchlab's
+    algorithms, which check their input once at their entry."""
+    return S._apply_validated(A, check_axis(axis), offset, out, bool(accumulate))
+
+
+def apply_many_validated(S: SketchOperator, arrays: Sequence[Any], axis: int = 0,
+                         offset: int | None = None) -> list[NDArray[np.floating]]:
+    """``S.apply_many(arrays, axis, offset)`` for arrays that
+    ``_validation.as_matrix`` returned (see :func:`apply_validated`)."""
+    return S._apply_many_validated(list(arrays), check_axis(axis), offset)

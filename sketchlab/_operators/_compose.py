@@ -4,7 +4,7 @@ and which loops a two-sided sketch takes."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -285,6 +285,23 @@ def sketch_both(S1: SketchOperator, A: MatrixLike, S2: SketchOperator, *,
         if not isinstance(S, SketchOperator):
             raise TypeError(f"{name} must be a SketchOperator, got {type(S).__name__}")
     A = as_matrix(A, "A", finite=check_finite)
+    return _sketch_both_validated(S1, A, S2, offsets, out, accumulate)
+
+
+def sketch_both_validated(S1: SketchOperator, A: Any, S2: SketchOperator, *,
+                          offsets: tuple[int, int] | None = None,
+                          out: NDArray[np.floating] | None = None,
+                          accumulate: bool = False) -> NDArray[np.floating]:
+    """:func:`sketch_both` of an ``A`` that ``_validation.as_matrix``
+    returned earlier in the same call (no O(nnz) pass over A; the operators,
+    sizes, offsets and ``out`` are still checked)."""
+    for name, S in (("S1", S1), ("S2", S2)):
+        if not isinstance(S, SketchOperator):
+            raise TypeError(f"{name} must be a SketchOperator, got {type(S).__name__}")
+    return _sketch_both_validated(S1, A, S2, offsets, out, accumulate)
+
+
+def _sketch_both_validated(S1, A, S2, offsets, out, accumulate):
     if offsets is None:
         i0 = S1._check_block(A.shape[0], None, "A.shape[0]")
         j0 = S2._check_block(A.shape[1], None, "A.shape[1]")
