@@ -28,6 +28,9 @@ LAYERS = {
     "_leverage": 4,
     "_kernel_matrices": 4,
     "_linalg": 5,
+    "_results": 0,
+    "_products": 4,
+    "_lstsq": 8,
     "_errors": 6,
     "_sketch_state": 7,
     "_gmr": 7,
@@ -42,7 +45,8 @@ LAYERS = {
 }
 # (_linalg: the compiled norm pass of squared_frobenius, a whole-array reduction
 # like the finiteness check)
-MAY_IMPORT_JIT = {"_jit", "_validation", "_operators", "_kernel_matrices", "_linalg"}
+MAY_IMPORT_JIT = {"_jit", "_validation", "_operators", "_kernel_matrices", "_linalg",
+                  "_products"}
 # the only imports up the layers, each inside a function, with its reason
 UPWARD = {
     ("_operators", "_leverage"): "LeverageScoreSampler.from_matrix computes the scores it "
