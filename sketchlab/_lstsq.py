@@ -42,6 +42,7 @@ import scipy.sparse as sp
 
 from ._config import serial_blas
 from ._operators import SketchOperator
+from ._products import Products
 from ._results import result_type
 from ._validation import (
     as_matrix,
@@ -74,7 +75,7 @@ _MIN_SKETCH_FACTOR = 4
 _SKETCH_SHARE = 0.25
 _SMALL_SKETCH = 1 << 20  # entries of a sketch too small to matter: always 12 n
 # rows of A sketched at a time, times the sketch's nonzeros per column
-_SKETCH_BLOCK_ENTRIES = 1 << 19
+_SKETCH_BLOCK_ENTRIES = 1 << 17
 # refinement rounds of FOSSILS and SPIR: two (the paper's), up to four
 # when the second stalls above tol
 _MAX_ROUNDS = 4
@@ -147,10 +148,10 @@ class _Problem:
     B: np.ndarray
     vector: bool  # b was 1-D
     damp: float
-    ops: Any = None  # the _Products of A
+    ops: Any = None  # the Products of A
 
     def __post_init__(self):
-        self.ops = _Products(self.A)
+        self.ops = Products(self.A)
 
     @property
     def shape(self):
@@ -261,117 +262,6 @@ def _entries(A):
 
 def _check_maxiter(maxiter):
     return _DEFAULT_MAXITER if maxiter is None else check_int(maxiter, "maxiter", 1)
-
-
-# -- products with A ----------------------------------------------------------------
-
-# Row ranges of the compiled products: at most this many (each writes its own
-# n x k partial result, added in order), sized from A alone.
-_MAX_RANGES = 64
-_ROWS_PER_RANGE = 4096  # dense: at least this many rows per range
-_NNZ_PER_RANGE = 1 << 16  # CSR: at least this many stored entries per range
-_PART_ENTRIES = 1 << 22  # the partial results together: at most this many entries
-
-
-class _Products:
-    """``A X``, ``A^T Y`` and ``A^T A Z`` for one A.
-
-    A C-contiguous dense A and a CSR A go through the compiled loops of
-    ``sketchlab._jit.products`` (``A^T A Z`` in one pass; row ranges fixed by
-    A, so the sums do not depend on the thread count); any other A (CSC,
-    F-ordered) through scipy's / numpy's products under one BLAS thread.
-    """
-
-    def __init__(self, A):
-        self.A = A
-        m, n = A.shape
-        self.kind = None
-        if sp.issparse(A) and A.format == "csr":
-            self.kind = "csr"
-            self.work = int(A.nnz)
-            nranges = max(1, min(_MAX_RANGES, self.work // _NNZ_PER_RANGE))
-            targets = np.linspace(0, self.work, nranges + 1)
-            bounds = np.searchsorted(A.indptr, targets, side="left")
-            bounds[0], bounds[-1] = 0, m
-            self.bounds = np.unique(bounds).astype(np.int64)
-        elif isinstance(A, np.ndarray) and A.flags.c_contiguous:
-            self.kind = "dense"
-            self.work = m * n
-            nranges = max(1, min(_MAX_RANGES, m // _ROWS_PER_RANGE))
-            self.bounds = np.linspace(0, m, nranges + 1).astype(np.int64)
-        self._parts = {}
-
-    def _parts_for(self, k):
-        nranges = self.bounds.shape[0] - 1
-        n = self.A.shape[1]
-        use = max(1, min(nranges, _PART_ENTRIES // max(1, n * k)))
-        if use < nranges:  # fewer, longer ranges (still fixed by A and k)
-            bounds = self.bounds[np.linspace(0, nranges, use + 1).astype(np.int64)]
-        else:
-            bounds = self.bounds
-        key = (k, bounds.shape[0])
-        if key not in self._parts:  # dense: k x n partials (rows of A^T), CSR: n x k
-            shape = (n, k) if self.kind == "csr" else (k, n)
-            self._parts[key] = np.empty((bounds.shape[0] - 1, *shape), dtype=self.A.dtype)
-        return bounds, self._parts[key]
-
-    def matmul(self, X):
-        """``A X`` for an n x k block X."""
-        from ._jit import products, threads_for
-
-        A = self.A
-        X = np.ascontiguousarray(X, dtype=A.dtype)
-        k = X.shape[1]
-        if self.kind is None:
-            return (A @ X[:, 0]).reshape(-1, 1) if k == 1 else np.asarray(A @ X)
-        out = np.empty((A.shape[0], k), dtype=A.dtype)
-        with threads_for(self.work * k):
-            if self.kind == "csr":
-                products.csr_matmul(A.data, A.indices, A.indptr, X, self.bounds, out)
-            else:
-                products.dense_matmul(A, np.ascontiguousarray(X.T), self.bounds, out)
-        return out
-
-    def rmatmul(self, Y):
-        """``A^T Y`` for an m x k block Y."""
-        from ._jit import products, threads_for
-
-        A = self.A
-        Y = np.ascontiguousarray(Y, dtype=A.dtype)
-        k = Y.shape[1]
-        if self.kind is None:
-            return (A.T @ Y[:, 0]).reshape(-1, 1) if k == 1 else np.asarray(A.T @ Y)
-        bounds, parts = self._parts_for(k)
-        with threads_for(self.work * k):
-            if self.kind == "csr":
-                products.csr_rmatmul(A.data, A.indices, A.indptr, Y, bounds, parts)
-            else:
-                products.dense_rmatmul(A, Y, bounds, parts)
-        return self._reduce(parts)
-
-    def normal(self, Z):
-        """``A^T A Z`` (one pass over a dense C-ordered or CSR A)."""
-        from ._jit import products, threads_for
-
-        A = self.A
-        if self.kind is None:
-            return self.rmatmul(self.matmul(Z))
-        Z = np.ascontiguousarray(Z, dtype=A.dtype)
-        k = Z.shape[1]
-        bounds, parts = self._parts_for(k)
-        with threads_for(2 * self.work * k):
-            if self.kind == "csr":
-                products.csr_normal(A.data, A.indices, A.indptr, Z, bounds, parts)
-            else:
-                products.dense_normal(A, np.ascontiguousarray(Z.T), bounds, parts)
-        return self._reduce(parts)
-
-    def _reduce(self, parts):
-        from ._jit import products
-
-        out = np.empty(parts.shape[1:], dtype=parts.dtype)
-        products.reduce_parts(parts, out)
-        return out if self.kind == "csr" else np.ascontiguousarray(out.T)
 
 
 def _col_norms(X):
@@ -776,15 +666,16 @@ def lstsq(A: MatrixLike, b: ArrayLike, *, damp: float = 0.0, method: str = "foss
     >>> res.converged, res.backward_error < 1e-14
     (True, True)
     """
-    problem = _check_problem(A, b, damp)
+    # the scalar parameters first, then the O(nnz) checks of A and b
     method = check_choice(method, "method", METHODS)
-    m, n = problem.shape
-    sketch, size = _check_sketch(sketch, sketch_size, m, n, _entries(problem.A))
-    eps = float(np.finfo(problem.dtype).eps)
+    _check_damp(damp)
     tol = check_tol(tol)
-    tol = eps if tol is None else tol
     maxiter = _check_maxiter(maxiter)
     seed = check_random_state(rng)
+    problem = _check_problem(A, b, damp)
+    m, n = problem.shape
+    sketch, size = _check_sketch(sketch, sketch_size, m, n, _entries(problem.A))
+    tol = float(np.finfo(problem.dtype).eps) if tol is None else tol
     S = _make_operator(sketch, size, m, seed)
     with serial_blas(), trusted(problem.A):
         sk = _sketch(problem, S)
@@ -866,13 +757,12 @@ def sketch_preconditioner(A: MatrixLike, *, damp: float = 0.0,
     >>> bool(np.linalg.norm(A.T @ r) < 1e-8 * np.linalg.norm(b) * sp.linalg.norm(A))
     True
     """
-    A = _check_matrix(A)
     damp = _check_damp(damp)
-    m, n = A.shape
-    dtype = A.dtype
-    problem = _Problem(A, np.zeros((m, 0), dtype=dtype), False, damp)
-    sketch, size = _check_sketch(sketch, sketch_size, m, n, _entries(problem.A))
     seed = check_random_state(rng)
+    A = _check_matrix(A)
+    m, n = A.shape
+    problem = _Problem(A, np.zeros((m, 0), dtype=A.dtype), False, damp)
+    sketch, size = _check_sketch(sketch, sketch_size, m, n, _entries(problem.A))
     S = _make_operator(sketch, size, m, seed)
     with serial_blas(), trusted(A):
         sk = _sketch(problem, S, with_rhs=False)

@@ -396,3 +396,40 @@ def test_large_sparse_normal_equation_residual():
     x, _ = lstsq(A, b, rng=33)
     r = b - A @ x
     assert np.linalg.norm(A.T @ r) / (sp.linalg.norm(A) * np.linalg.norm(r)) <= 1e-12
+
+
+@pytest.mark.parametrize("fmt", ["C", "F", "csr", "csc"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", [1, 3])
+def test_products_against_dense(fmt, dtype, k):
+    import numba
+
+    from sketchlab._products import Products
+
+    rng = np.random.default_rng(40)
+    dense = rng.standard_normal((9000, 37)).astype(dtype)
+    dense[rng.random(dense.shape) < 0.7] = 0  # empty rows and sparse rows
+    dense[100:200] = 0
+    if fmt in ("C", "F"):
+        A = np.asarray(dense, order=fmt)
+    else:
+        A = getattr(sp, f"{fmt}_matrix")(dense)
+    ops = Products(A)
+    Z = rng.standard_normal((37, k)).astype(dtype)
+    Y = rng.standard_normal((9000, k)).astype(dtype)
+    ref = dense.astype(np.float64)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    before = numba.get_num_threads()
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            got = (ops.matmul(Z), ops.rmatmul(Y), ops.normal(Z))
+            for value, want in zip(got, (ref @ Z, ref.T @ Y, ref.T @ (ref @ Z))):
+                assert value.dtype == dtype and value.shape == want.shape
+                assert np.abs(value - want).max() <= tol * np.abs(want).max()
+            if threads == 1:
+                first = got
+        for a, b in zip(first, got):
+            assert np.array_equal(a, b)
+    finally:
+        numba.set_num_threads(before)

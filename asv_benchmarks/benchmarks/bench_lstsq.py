@@ -23,10 +23,10 @@ import scipy.sparse as sp
 from . import common
 
 if common.QUICK:
-    DENSE = [(20000, 100)]
+    DENSE = [(30000, 250)]
     SPARSE = [(100000, 100, 10)]
 else:
-    DENSE = [(20000, 100), (200000, 500)]
+    DENSE = [(30000, 250), (200000, 500)]
     SPARSE = [(100000, 100, 10), (1000000, 1000, 10)]
 DENSE_KAPPA = 1e8
 SPARSE_KAPPA = 1e6
