@@ -25,7 +25,6 @@ of the largest output).
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
