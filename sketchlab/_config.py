@@ -34,10 +34,9 @@ def serial_blas() -> Any:  # a threadpoolctl context manager
 
     For the small dense calls (thin QRs, SVDs of sketched factors, Gram
     products) that sit between Numba kernels: idle OpenBLAS threads keep
-    spinning after a call and fight Numba's threads.  Seen on
-    this 2-core machine with other jobs running: a 2000 x 25 SVD took 700 ms
-    with two OpenBLAS threads and 1.5 ms with one; the QR of a 52396 x 20
-    matrix 0.5 s and 0.07 s.
+    spinning after a call and fight Numba's threads, which can make such a
+    call many times slower on a machine with few cores (measured by the
+    fast_gmr and fast_sp_svd rows of asv_benchmarks/compare.py).
     """
     global _BLAS_CONTROLLER
     if _BLAS_CONTROLLER is None:

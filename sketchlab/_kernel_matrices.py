@@ -51,13 +51,11 @@ __all__ = ["RBFKernel", "PairwiseKernel"]
 # product (csr_gram); else the column points are densified and sparse rows
 # sparser than _CSR_ROWS_MAX_DENSITY go through csr_dense_gram, denser ones
 # are densified too for one BLAS product (each dense copy at most
-# _DENSIFY_MAX_ENTRIES entries).  CPU time on one thread for 8124 new points
-# against c landmarks of mushrooms (density 0.19), c = 30 / 100 / 300: 5.4 /
-# 9.1 / 21.8 ms densified and BLAS vs 1.8 / 5.6 / 16.1 ms csr_dense_gram;
-# dna (0.25, 2000 points): 1.8 / 4.0 / 8.5 vs 1.4 / 3.4 / 8.2; splice (1.0,
-# 1000 points): 0.55 / 0.87 / 2.3 vs 0.87 / 1.45 / 4.8.  For 2000 points
-# against 300, the sparse product took 13.6 ms on mushrooms (the dense route
-# 11.0), 20.0 on dna (13.6), 33.1 on splice (4.5).
+# _DENSIFY_MAX_ENTRIES entries).  The thresholds come from timing the routes
+# against each other on one thread on mushrooms, dna and splice: sparse rows
+# against dense columns win on sparse data, BLAS on a densified copy on dense
+# data, the sparse product only when both sides are very sparse
+# (asv_benchmarks' bench_rbf.RBFOracle measures the blocks that use them).
 _DENSIFY_MIN_DENSITY = 1 / 32
 _CSR_ROWS_MAX_DENSITY = 1 / 3
 _DENSIFY_MAX_ENTRIES = 1 << 22

@@ -161,8 +161,10 @@ def leverage_scores(A: MatrixLike, axis: int = 0, *, k: int | None = None, metho
     ratio approximate / exact was in [0.99, 1.01]; on debian-tfidf (52396 x
     25252, nnz 2.07M, ``sigma_11 / sigma_10 = 0.98``) with k = 10 over five
     seeds the median ratio was 1.03 (axis 0) and 1.17 (axis 1), 91% and 83%
-    of the ratios were in [0.5, 2], the largest 15 and 27, in 1.4x to 1.9x
-    less time than the exact scores from ARPACK (on a busy 2-core machine).
+    of the ratios were in [0.5, 2], the largest 15 and 27.  It is meant to
+    take less time than the exact scores from ARPACK (measured by the
+    ``cur (..., approx-leverage, core fast)`` row of
+    asv_benchmarks/compare.py, against ``select="leverage"``).
 
     Examples
     --------

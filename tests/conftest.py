@@ -24,6 +24,12 @@ from experiments.datasets import describe_dirs, find_file
 
 XSLOW_ENV = "SKETCHLAB_XSLOW"
 LONG_MARKERS = ("slow", "fuzz_long")
+# the test modules that drive the compiled loops (sketchlab/_jit) directly:
+# marked "kernels", the selection of the bounds-checked run
+# (NUMBA_BOUNDSCHECK=1 ... python -m pytest -m kernels; see README.md)
+KERNEL_MODULES = ("test_operators", "test_sketch_state", "test_hash", "test_gaussian_generator",
+                  "test_rbf", "test_kernel_matrices", "test_digests", "test_edge_cases",
+                  "test_fuzz")
 
 settings.register_profile(
     "default", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -59,7 +65,11 @@ def pytest_configure(config):
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", default))
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.parent.name == "tests" and item.path.stem in KERNEL_MODULES:
+            item.add_marker(pytest.mark.kernels)
     if xslow_enabled(config):
         return
     skip = pytest.mark.skip(

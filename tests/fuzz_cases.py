@@ -1374,9 +1374,29 @@ def child_main():
         print(json.dumps(outcome), flush=True)
 
 
-def run_cases(ids, timeout=600):
+def run_cases(ids, timeout=600, workers=1):
     """Outcome of every case id, each run in a child process (one child for
-    all, a new one after a case that kills its child or times out)."""
+    all, a new one after a case that kills its child or times out).
+
+    ``workers > 1`` splits the ids into that many interleaved shares, each
+    run by its own sequence of children at the same time (the cases are
+    independent; the long grid uses the machine's cores this way)."""
+    ids = list(ids)
+    workers = max(1, min(int(workers), len(ids)))
+    if workers > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers) as pool:
+            parts = pool.map(lambda k: _run_cases_serial(ids[k::workers], timeout),
+                             range(workers))
+            results = {}
+            for part in parts:
+                results.update(part)
+        return results
+    return _run_cases_serial(ids, timeout)
+
+
+def _run_cases_serial(ids, timeout):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.setdefault("PYTHONFAULTHANDLER", "1")

@@ -26,6 +26,7 @@ fail the suite until the mark is removed.
 """
 
 import fnmatch
+import os
 import pickle
 import warnings
 
@@ -172,7 +173,9 @@ def child_outcomes(request):
         if callspec is not None and "child_case" in callspec.params:
             if long or item.get_closest_marker("fuzz_long") is None:
                 ids.append(callspec.params["child_case"])
-    return fc.run_cases(ids, timeout=3600)
+    # the long grid (some 15,000 cases) runs in one child per core at a time
+    workers = (os.cpu_count() or 1) if long else 1
+    return fc.run_cases(ids, timeout=3600 * (4 if long else 1), workers=workers)
 
 
 def _check_child(child_case, child_outcomes):
