@@ -44,7 +44,7 @@ import scipy.sparse as sp
 
 from ._config import serial_blas
 from ._errors import DEFAULT_PROBES, ErrorEstimate, from_gaussian_probes
-from ._linalg import squared_frobenius
+from ._linalg import csr_times_dense, squared_frobenius
 from ._results import SVDResult
 from ._validation import as_generator, as_matrix, check_int, check_tol, result_dtype
 
@@ -157,15 +157,8 @@ class KrylovProducts:
 
 
 def _csr_times(X, W, dtype):
-    """``X @ W`` for CSR X, in the row-parallel kernel (W C-ordered)."""
-    from ._jit import apply as kernels
-    from ._jit import threads_for
-
-    W = np.ascontiguousarray(W, dtype=dtype)
-    out = np.empty((X.shape[0], W.shape[1]), dtype=dtype)
-    with threads_for(X.nnz * W.shape[1]):
-        kernels.right_csr_dense(X.indptr, X.indices, X.data, W, out, False)
-    return out
+    """``X @ W`` for CSR X (W cast to X's dtype: one compiled loop per dtype)."""
+    return csr_times_dense(X, np.ascontiguousarray(W, dtype=dtype))
 
 
 # ---------------------------------------------------------------------------
@@ -582,11 +575,11 @@ def krylov_svd(A: MatrixLike, k: int | None = None, *, tol: float | None = None,
     >>> bool(res.error_estimate.relative <= 1e-2)
     True
     """
-    return _krylov_svd(A, k, tol=tol, passes=passes, block_size=block_size, rng=rng,
+    return run_krylov_svd(A, k, tol=tol, passes=passes, block_size=block_size, rng=rng,
                        estimate_error=estimate_error)
 
 
-def _krylov_svd(A, k, *, tol, passes, block_size, rng, estimate_error, rtol=_CONVERGED,
+def run_krylov_svd(A, k, *, tol, passes, block_size, rng, estimate_error, rtol=_CONVERGED,
                 max_passes=_DEFAULT_PASSES, stacklevel=3):
     """krylov_svd with the k mode's rule ``rtol`` and pass bound ``max_passes``
     (the estimators' ``tol``)."""

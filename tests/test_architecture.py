@@ -21,6 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "sketchlab"
 LAYERS = {
     "_config": 0,
     "_hash": 0,
+    "_results": 0,
     "_jit": 1,
     "_validation": 2,
     "_operators": 3,
@@ -31,12 +32,14 @@ LAYERS = {
     "_errors": 6,
     "_sketch_state": 7,
     "_gmr": 7,
+    "_krylov": 7,
     "_residuals": 8,
     "_spsd": 8,
     "_svd": 8,
     "_selection": 7,
     "_cur": 9,
     "_estimators": 10,
+    "_estimators_svd": 10,
     "dask": 10,
     "__init__": 11,
 }
