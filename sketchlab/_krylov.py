@@ -17,13 +17,17 @@ misses exactly ``||A||_F^2 - sum_{j <= r} s_j^2`` (the Frobenius identity of
 an orthogonal projection): the error of every rank, known after each pass
 without another pass over A, up to rounding.
 
-Stability: every new block is orthogonalized against the whole basis of its
-side twice (block classical Gram-Schmidt, "twice is enough"), then by a
-pivoted Householder QR; directions that are rounding noise (a numerically
-rank-deficient block: a steep spectrum, an invariant subspace, a low-rank A)
-are replaced by fresh Gaussian directions, and a block with small pivots is
-projected a third time.  The bases stay orthonormal to working precision
-whatever the spectrum.
+Stability (full reorthogonalization): every new block loses the component
+the recurrence predicts (the previous block's coefficient), then is
+projected against the whole basis of its side by block classical
+Gram-Schmidt, a second time wherever the first projection removed more than
+half of a column ("twice is enough", Kahan and Parlett), then orthonormalized
+by CholeskyQR2 when well conditioned, else by a rank-revealing Householder
+QR; directions that are rounding noise (a numerically rank-deficient block:
+a steep spectrum, an invariant subspace, a low-rank A) are replaced by fresh
+Gaussian directions, and a block with small singular values is projected
+once more.  The bases stay orthonormal to working precision whatever the
+spectrum (tests: flat, steep and rank-deficient spectra, 1e-12).
 
 Determinism: the start block and the fresh directions come from
 ``as_generator(rng)``; the sparse products run in Numba loops whose output
@@ -582,10 +586,11 @@ def krylov_svd(A: MatrixLike, k: int | None = None, *, tol: float | None = None,
     orthonormalized n x b Gaussian, and pass 2i - 1 orthonormalizes
     ``A V_i`` against U into ``U_i``, pass 2i orthonormalizes ``A^T U_i``
     against V into ``V_{i+1}``; every coefficient is kept in
-    ``B = U^T A V``, whose SVD gives the answer.  The bases are
-    orthogonalized twice by block Gram-Schmidt and a pivoted Householder QR,
-    with noise-level directions replaced by fresh random ones: orthonormal to
-    working precision at any spectrum.  With ``b >= k`` and ``q`` passes the
+    ``B = U^T A V``, whose SVD gives the answer.  Each block is
+    reorthogonalized against the whole basis of its side (block Gram-Schmidt,
+    repeated where it cancels, then CholeskyQR2 or a rank-revealing QR), with
+    noise-level directions replaced by fresh random ones: the bases stay
+    orthonormal to working precision at any spectrum.  With ``b >= k`` and ``q`` passes the
     rank-k answer is within ``1 + eps`` of the best in Frobenius norm for
     ``q = O(log(n) / sqrt(eps))``, whatever the gaps (Musco & Musco 2015,
     Theorem 1), against ``O(log(n) / eps)`` for the power iteration of
