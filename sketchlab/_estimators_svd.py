@@ -14,7 +14,7 @@ from sklearn.utils.extmath import svd_flip
 from sklearn.utils.sparsefuncs import mean_variance_axis
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._krylov import _krylov_svd
+from ._krylov import run_krylov_svd
 from ._validation import as_generator, as_matrix, check_choice, check_int
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ class RandomizedTruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
             rtol = self._check_tol()
             kw = {} if rtol == 0.0 or passes is not None else \
                 dict(rtol=rtol, max_passes=_TOL_MAX_PASSES)
-            res = _krylov_svd(X, k, tol=tol, passes=passes, block_size=block, rng=gen,
+            res = run_krylov_svd(X, k, tol=tol, passes=passes, block_size=block, rng=gen,
                               estimate_error=True, stacklevel=4, **kw)
         else:
             from ._svd import fast_sp_svd

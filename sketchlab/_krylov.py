@@ -17,13 +17,17 @@ misses exactly ``||A||_F^2 - sum_{j <= r} s_j^2`` (the Frobenius identity of
 an orthogonal projection): the error of every rank, known after each pass
 without another pass over A, up to rounding.
 
-Stability: every new block is orthogonalized against the whole basis of its
-side twice (block classical Gram-Schmidt, "twice is enough"), then by a
-pivoted Householder QR; directions that are rounding noise (a numerically
-rank-deficient block: a steep spectrum, an invariant subspace, a low-rank A)
-are replaced by fresh Gaussian directions, and a block with small pivots is
-projected a third time.  The bases stay orthonormal to working precision
-whatever the spectrum.
+Stability (full reorthogonalization): every new block loses the component
+the recurrence predicts (the previous block's coefficient), then is
+projected against the whole basis of its side by block classical
+Gram-Schmidt, a second time wherever the first projection removed more than
+half of a column ("twice is enough", Kahan and Parlett), then orthonormalized
+by CholeskyQR2 when well conditioned, else by a rank-revealing Householder
+QR; directions that are rounding noise (a numerically rank-deficient block:
+a steep spectrum, an invariant subspace, a low-rank A) are replaced by fresh
+Gaussian directions, and a block with small singular values is projected
+once more.  The bases stay orthonormal to working precision whatever the
+spectrum (tests: flat, steep and rank-deficient spectra, 1e-12).
 
 Determinism: the start block and the fresh directions come from
 ``as_generator(rng)``; the sparse products run in Numba loops whose output
@@ -44,7 +48,7 @@ import scipy.sparse as sp
 
 from ._config import serial_blas
 from ._errors import DEFAULT_PROBES, ErrorEstimate, from_gaussian_probes
-from ._linalg import squared_frobenius
+from ._linalg import csr_times_dense, squared_frobenius
 from ._results import SVDResult
 from ._validation import as_generator, as_matrix, check_int, check_tol, result_dtype
 
@@ -112,6 +116,7 @@ class KrylovProducts:
         self.dtype = dtype
         self.shape = tuple(A.shape)
         self._rows = self._cols = None  # CSR arrays of A and of A^T
+        self._work = {}  # the products' output arrays, by shape, reused pass after pass
         if sp.issparse(A):
             if A.format == "csr":
                 self._rows = A
@@ -132,7 +137,7 @@ class KrylovProducts:
         if self.kind == "sparse":
             if self._rows is None:
                 self._rows = self.A.tocsr()
-            return _csr_times(self._rows, W, self.dtype)
+            return _csr_times(self._rows, W, self.dtype, self._work)
         if self.kind == "dense":
             return self.A @ W
         return self._checked(self.A.matmat(W), (self.shape[0], W.shape[1]), "matmat")
@@ -142,7 +147,7 @@ class KrylovProducts:
         if self.kind == "sparse":
             if self._cols is None:
                 self._cols = self.A.T.tocsr()
-            return _csr_times(self._cols, Z, self.dtype)
+            return _csr_times(self._cols, Z, self.dtype, self._work)
         if self.kind == "dense":
             return self.A.T @ Z
         return self._checked(self.A.rmatmat(Z), (self.shape[1], Z.shape[1]), "rmatmat")
@@ -156,16 +161,15 @@ class KrylovProducts:
         return np.array(Y, dtype=self.dtype)  # a copy: the bases overwrite it
 
 
-def _csr_times(X, W, dtype):
-    """``X @ W`` for CSR X, in the row-parallel kernel (W C-ordered)."""
-    from ._jit import apply as kernels
-    from ._jit import threads_for
-
-    W = np.ascontiguousarray(W, dtype=dtype)
-    out = np.empty((X.shape[0], W.shape[1]), dtype=dtype)
-    with threads_for(X.nnz * W.shape[1]):
-        kernels.right_csr_dense(X.indptr, X.indices, X.data, W, out, False)
-    return out
+def _csr_times(X, W, dtype, work):
+    """``X @ W`` for CSR X (W cast to X's dtype: one compiled loop per dtype),
+    into the array kept in ``work`` for this shape (fresh memory costs page
+    faults at every pass; the caller is done with the previous product)."""
+    shape = (X.shape[0], W.shape[1])
+    out = work.get(shape)
+    if out is None:
+        out = work[shape] = np.empty(shape, dtype=dtype)
+    return csr_times_dense(X, np.ascontiguousarray(W, dtype=dtype), out)
 
 
 # ---------------------------------------------------------------------------
@@ -196,14 +200,23 @@ class _Basis:
         self.buf[:, self.size:self.size + w] = Q
         self.size += w
 
-    def extend(self, W, gen):
+    def extend(self, W, gen, local=None):
         """Orthonormalize the new block W against the basis and append it.
 
         Returns ``(C, R)`` with ``W = Q_old C + Q_new R`` (up to rounding and
         to directions below the noise, dropped), C of shape (old, b) and R
         (new, b), both float64.  ``Q_new`` has ``min(b, dim - old)`` columns:
         directions W lacks (rank-deficient W) are filled with fresh Gaussian
-        ones, orthogonal to everything before."""
+        ones, orthogonal to everything before.
+
+        ``local = (block, X)``: W's coefficients X on the basis columns
+        ``block``, known from the recurrence (the Lanczos three-term step:
+        in exact arithmetic W has no other component along the basis), taken
+        out first.  Then block classical Gram-Schmidt against the whole
+        basis, once, and a second time when it removed more than half of a
+        column (Kahan and Parlett's "twice is enough": a column that kept
+        half its norm is orthogonal to working precision); always twice
+        without ``local``."""
         dtype = self.buf.dtype
         eps = float(np.finfo(dtype).eps)
         B = self.Q
@@ -212,10 +225,21 @@ class _Basis:
         scale = float(np.linalg.norm(W))
         C = np.zeros((j, b))
         if j:
-            for _ in range(2):  # block classical Gram-Schmidt, twice
+            if local is not None:
+                block, X = local
+                W -= B[:, block] @ X.astype(dtype)
+                C[block] += X
+            for round_ in range(2):  # block classical Gram-Schmidt, once or twice
+                before = np.linalg.norm(W, axis=0)
                 D = B.T @ W
                 W -= B @ D
                 C += D
+                if round_ == 0 and local is not None and \
+                        np.all(np.linalg.norm(W, axis=0) >= 0.5 * before):
+                    break
+            scale_now = float(np.linalg.norm(before))
+        else:
+            scale_now = scale
         width = min(b, self.dim - j)
         if width == 0:
             return C, np.zeros((0, b))
@@ -238,7 +262,7 @@ class _Basis:
             Q = Q1 @ Q2[:, :keep]
             R = R[:keep][:, np.argsort(piv)]
         R = R.astype(np.float64)
-        if keep and j and d[:keep].min() < 1e-3 * scale:
+        if keep and j and d[:keep].min() < 1e-3 * scale_now:
             D = B.T @ Q
             Q = Q - B @ D
             Q, R2 = sla.qr(Q, mode="economic", check_finite=False)
@@ -277,14 +301,21 @@ def _cholesky_qr2(W, eps):
             R = sla.cholesky(G, lower=False, check_finite=False)
         except np.linalg.LinAlgError:
             return None
-        if not factors:
-            s = sla.svdvals(R, check_finite=False)
-            if not s[-1] > 10 * math.sqrt(eps) * s[0]:
-                return None
+        s = sla.svdvals(R, check_finite=False) if not factors else None
+        if s is not None and not s[-1] > 10 * math.sqrt(eps) * s[0]:
+            return None
         # Q R^-1 through its transpose: R^-T Q^T on the F-ordered view of Q
         Q = trsm(1.0, R, Q.T, side=0, lower=0, trans_a=1).T
         factors.append(R)
+        if s is not None and s[0] < _ONE_ROUND_COND * s[-1]:
+            # one round leaves Q orthonormal to about eps cond(W)^2: enough
+            return Q, R
     return Q, factors[1] @ factors[0]
+
+
+# CholeskyQR: one round is enough below this condition number of the block
+# (Q orthonormal to about 64 eps), as in _linalg.cholesky_qr
+_ONE_ROUND_COND = 8.0
 
 
 class _Coefficients:
@@ -358,6 +389,7 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
     V.extend(gen.standard_normal((n, b)), gen)
     v_done = 0  # columns of V multiplied by A
     u_done = 0  # columns of U multiplied by A^T
+    last_u = last_v = None  # the blocks multiplied by the previous two passes
     prev_s = prev_rank = None
     converged = False
     p = 0
@@ -365,7 +397,10 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
         p += 1
         if p % 2:  # A V_j: one pass, the next block of U
             cols = slice(v_done, V.size)
-            C, R = U.extend(ops.right(V.Q[:, cols]), gen)
+            # U_{j-1}^T A V_j, the R of V_j (pass before): the recurrence's term
+            local = None if last_u is None else (last_u, Brow.view(U.size, V.size)[last_u, cols])
+            C, R = U.extend(ops.right(V.Q[:, cols]), gen, local)
+            last_v = cols
             Bcol.put(slice(0, C.shape[0]), cols, C)
             Bcol.put(slice(C.shape[0], U.size), cols, R)
             v_done = V.size
@@ -373,7 +408,10 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
             small = Bcol.view(U.size, v_done)
         else:  # A^T U_j: one pass, the next block of V
             rows = slice(u_done, U.size)
-            C, R = V.extend(ops.left(U.Q[:, rows]), gen)
+            # V_j^T A^T U_j = (the R of U_j, pass before)^T
+            local = (last_v, Bcol.view(U.size, V.size)[rows, last_v].T)
+            C, R = V.extend(ops.left(U.Q[:, rows]), gen, local)
+            last_u = rows
             Brow.put(rows, slice(0, C.shape[0]), C.T)
             Brow.put(rows, slice(C.shape[0], V.size), R.T)
             u_done = U.size
@@ -548,10 +586,11 @@ def krylov_svd(A: MatrixLike, k: int | None = None, *, tol: float | None = None,
     orthonormalized n x b Gaussian, and pass 2i - 1 orthonormalizes
     ``A V_i`` against U into ``U_i``, pass 2i orthonormalizes ``A^T U_i``
     against V into ``V_{i+1}``; every coefficient is kept in
-    ``B = U^T A V``, whose SVD gives the answer.  The bases are
-    orthogonalized twice by block Gram-Schmidt and a pivoted Householder QR,
-    with noise-level directions replaced by fresh random ones: orthonormal to
-    working precision at any spectrum.  With ``b >= k`` and ``q`` passes the
+    ``B = U^T A V``, whose SVD gives the answer.  Each block is
+    reorthogonalized against the whole basis of its side (block Gram-Schmidt,
+    repeated where it cancels, then CholeskyQR2 or a rank-revealing QR), with
+    noise-level directions replaced by fresh random ones: the bases stay
+    orthonormal to working precision at any spectrum.  With ``b >= k`` and ``q`` passes the
     rank-k answer is within ``1 + eps`` of the best in Frobenius norm for
     ``q = O(log(n) / sqrt(eps))``, whatever the gaps (Musco & Musco 2015,
     Theorem 1), against ``O(log(n) / eps)`` for the power iteration of
@@ -582,11 +621,11 @@ def krylov_svd(A: MatrixLike, k: int | None = None, *, tol: float | None = None,
     >>> bool(res.error_estimate.relative <= 1e-2)
     True
     """
-    return _krylov_svd(A, k, tol=tol, passes=passes, block_size=block_size, rng=rng,
+    return run_krylov_svd(A, k, tol=tol, passes=passes, block_size=block_size, rng=rng,
                        estimate_error=estimate_error)
 
 
-def _krylov_svd(A, k, *, tol, passes, block_size, rng, estimate_error, rtol=_CONVERGED,
+def run_krylov_svd(A, k, *, tol, passes, block_size, rng, estimate_error, rtol=_CONVERGED,
                 max_passes=_DEFAULT_PASSES, stacklevel=3):
     """krylov_svd with the k mode's rule ``rtol`` and pass bound ``max_passes``
     (the estimators' ``tol``)."""
