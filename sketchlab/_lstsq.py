@@ -301,10 +301,14 @@ def _sketch(problem, S, with_rhs=True):
         step = m
     for r0 in range(0, m, step):
         r1 = min(m, r0 + step)
-        S.apply(A[r0:r1], axis=0, offset=r0, out=SAB[:, :n], accumulate=True,
-                check_finite=False)
-        if with_rhs:
-            S.apply(B[r0:r1], axis=0, offset=r0, out=SAB[:, n:], accumulate=True,
+        block = A[r0:r1]
+        if with_rhs:  # [A_block, b_block]: one set of tables (the hashing) for both
+            if sp.issparse(block):
+                block = sp.hstack([block, sp.csr_matrix(B[r0:r1])], format=block.format)
+            else:
+                block = np.hstack([block, B[r0:r1]])
+        with trusted(block):  # rows of the checked A and b
+            S.apply(block, axis=0, offset=r0, out=SAB[:, :block.shape[1]], accumulate=True,
                     check_finite=False)
     # LAPACK's QR wants column-major: one copy (with the damping rows), then in place
     M = np.zeros((d + (n if damp else 0), n + k), dtype=dtype, order="F")

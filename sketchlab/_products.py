@@ -109,7 +109,10 @@ class Products:
         k = Z.shape[1]
         bounds, parts = self._parts_for(k)
         with threads_for(2 * self.work * k):
-            if self.kind == "csr":
+            if self.kind == "csr" and k == 1:
+                products.csr_normal_vec(A.data, A.indices, A.indptr, Z[:, 0], bounds,
+                                        parts[:, :, 0])
+            elif self.kind == "csr":
                 products.csr_normal(A.data, A.indices, A.indptr, Z, bounds, parts)
             else:
                 products.dense_normal(A, np.ascontiguousarray(Z.T), bounds, parts)

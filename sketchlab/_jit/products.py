@@ -111,6 +111,21 @@ def csr_normal(data, indices, indptr, Z, bounds, parts):
 
 
 @njit(**PJIT)
+def csr_normal_vec(data, indices, indptr, z, bounds, parts):
+    """As :func:`csr_normal` for one column ``z`` (``parts`` of shape (ranges, n))."""
+    nchunks = bounds.shape[0] - 1
+    for c in prange(nchunks):
+        acc = parts[c]
+        acc[:] = 0.0
+        for i in range(bounds[c], bounds[c + 1]):
+            t = 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                t += data[p] * z[indices[p]]
+            for p in range(indptr[i], indptr[i + 1]):
+                acc[indices[p]] += data[p] * t
+
+
+@njit(**PJIT)
 def csr_rmatmul(data, indices, indptr, Y, bounds, parts):
     """``parts[c] = A[r0:r1]^T Y[r0:r1]`` for a CSR A."""
     nchunks = bounds.shape[0] - 1
