@@ -80,13 +80,18 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def load_libsvm():
+def load_libsvm(pytestconfig):
     """Loader of a real LIBSVM data set by file name, looked for in
     ``experiments.datasets.data_dirs()``; skips the test when the file is not
-    present (data sets are never committed)."""
+    present (data sets are never committed) and, real data being long-profile
+    work, unless the long profiles run."""
     cache = {}
+    long = xslow_enabled(pytestconfig)
 
     def load(filename, n_features=None):
+        if not long:
+            pytest.skip(f"real data set {filename}: long profile, run with {XSLOW_ENV}=1 "
+                        f"(or --runslow)")
         path = find_file(filename)
         if path is None:
             pytest.skip(f"data set {filename} not found in {describe_dirs()}")
