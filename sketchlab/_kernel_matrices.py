@@ -60,7 +60,7 @@ _DENSIFY_MIN_DENSITY = 1 / 32
 _CSR_ROWS_MAX_DENSITY = 1 / 3
 _DENSIFY_MAX_ENTRIES = 1 << 22
 # Entries of K held at once by row_blocks() by default (32 MB of float64).
-_BLOCK_ENTRIES = 1 << 22
+BLOCK_ENTRIES = 1 << 22
 # Gram products of at most this many multiply-adds run on one BLAS thread.
 _SERIAL_GEMM_MAX = 1 << 26
 # Rows of the largest ``A @ A.T`` (a BLAS SYRK) a kernel block computes in one
@@ -205,7 +205,7 @@ class _KernelOracle:
         """
         n = self._n
         if block_rows is None:
-            block_rows = max(1, _BLOCK_ENTRIES // n)
+            block_rows = max(1, BLOCK_ENTRIES // n)
         block_rows = check_int(block_rows, "block_rows", 1)
         for i0 in range(0, n, block_rows):
             yield i0, self[i0:min(n, i0 + block_rows), :]

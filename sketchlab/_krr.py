@@ -38,7 +38,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._config import serial_blas
-from ._kernel_matrices import _BLOCK_ENTRIES, kernel_oracle
+from ._kernel_matrices import BLOCK_ENTRIES, kernel_oracle
 from ._operators import OSNAP
 from ._rpcholesky import block_rpcholesky
 from ._selection import LANDMARKS, select_landmarks
@@ -72,14 +72,14 @@ def _gram_t(A, B):
 class _KernelOperator:
     """``v -> K v`` for the n x n kernel: the first ``cached`` rows of K are
     stored (float64), the others recomputed by row blocks of at most
-    ``_BLOCK_ENTRIES`` entries at every product."""
+    ``BLOCK_ENTRIES`` entries at every product."""
 
     def __init__(self, K, cache_bytes):
         n = K.shape[0]
         self.K, self.n = K, n
         self.cached = int(min(n, cache_bytes // (8 * n)))
         self.rows = np.asarray(K[:self.cached, :], dtype=np.float64) if self.cached else None
-        self.block = max(1, _BLOCK_ENTRIES // n)
+        self.block = max(1, BLOCK_ENTRIES // n)
 
     def __call__(self, V):
         out = np.empty_like(V)
@@ -310,7 +310,7 @@ class _SketchedKernelRidgeBase(BaseEstimator):
             oracle = self._oracle(self.X_fit_)
             coef = self.dual_coef_
             out = np.empty((X.shape[0],) + coef.shape[1:])
-            step = max(1, _BLOCK_ENTRIES // oracle.shape[0])
+            step = max(1, BLOCK_ENTRIES // oracle.shape[0])
             for i0 in range(0, X.shape[0], step):
                 out[i0:i0 + step] = oracle.cross(X[i0:i0 + step]) @ coef
         return out

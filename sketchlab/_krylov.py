@@ -48,7 +48,8 @@ import scipy.sparse as sp
 
 from ._config import serial_blas
 from ._errors import DEFAULT_PROBES, ErrorEstimate, from_gaussian_probes
-from ._linalg import csr_times_dense, squared_frobenius
+from ._linalg import squared_frobenius
+from ._products import csr_times_dense
 from ._results import SVDResult
 from ._validation import as_generator, as_matrix, check_int, check_tol, result_dtype
 

@@ -88,7 +88,6 @@ __all__ = [
     "squared_frobenius",
     "frobenius_parts",
     "square_safe_exponent",
-    "csr_times_dense",
 ]
 
 # entries whose magnitudes lie in this range can be squared and summed (Gram
@@ -665,23 +664,3 @@ def frobenius_parts(A: Matrix) -> tuple[int, float]:
     with threads_for(data.size):
         chunk_squares(data, math.ldexp(1.0, -e), sums, maxs)
     return e, float(sum(sums.tolist()))
-
-
-
-
-def csr_times_dense(X: Matrix, W: Array, out: Array | None = None) -> Array:
-    """``X @ W`` for a CSR X and a dense W of a few columns, in W's dtype: a
-    compiled loop over the rows of the result (each written by one thread, so
-    the same for any thread count; about twice as fast as scipy's serial
-    product on two threads).  ``out``: a C-ordered array of the result's
-    shape and dtype to write it into (a caller that multiplies again and
-    again saves the page faults of fresh memory)."""
-    from ._jit import apply as kernels
-    from ._jit import threads_for
-
-    W = np.ascontiguousarray(W)
-    if out is None:
-        out = np.empty((X.shape[0], W.shape[1]), dtype=W.dtype)
-    with threads_for(X.nnz * W.shape[1]):
-        kernels.right_csr_dense(X.indptr, X.indices, X.data, W, out, False)
-    return out

@@ -20,13 +20,9 @@ import pytest
 README = Path(__file__).resolve().parents[1] / "README.md"
 NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
-# blocks whose printed promises are known to be stale (issue 28): strict, so
-# that a corrected README turns them into failures until the mark goes
-KNOWN_STALE = {
-    "U, s, Vt, est = sl.fast_sp_svd(A, 10, rng=0, estimate_error=True)":
-        "the README's error-estimate example predates the current estimate "
-        "(prints value=3089 ... and rank 30, not 2663 ... and 29)",
-}
+# blocks whose printed promises are known to be stale: strict xfails, so that a
+# corrected README turns them into failures until the mark goes (none now)
+KNOWN_STALE: dict[str, str] = {}
 
 
 def python_blocks(text):
