@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import scipy.linalg as sla
@@ -83,61 +83,94 @@ _MAX_ROUNDS = 4
 _CHECK_EVERY = 5
 _DEFAULT_MAXITER = 200
 
-LstsqResult = result_type(
-    "LstsqResult", ("x", "residual_norm"),
-    {"backward_error": None, "iterations": 0, "converged": False, "method": None,
-     "sketch_size": None, "rank": None},
-    """The solution of a least-squares problem: unpacks as ``x, residual_norm``.
+if TYPE_CHECKING:
+    # What type checkers see: the fields as a NamedTuple, the extras as
+    # attributes (at run time the classes come from result_type, below).
+    class _LstsqFields(NamedTuple):
+        x: NDArray[np.floating]
+        residual_norm: Any
 
-    Attributes
-    ----------
-    x : ndarray of shape (n,) or (n, k)
-        The solution (one column per column of b).
-    residual_norm : float or ndarray of shape (k,)
-        ``||b - A x||_2`` (per column of b; the damping term is not included),
-        computed from the returned ``x``.
-    backward_error : float
-        The Karlson-Walden estimate of the relative backward error
-        ``min ||dA||_F / ||A||_F`` over the ``dA`` for which ``x`` solves the
-        problem with ``A + dA`` exactly (the largest over the columns of b),
-        computed with the sketch's singular values and vectors in place of
-        A's; within a small constant factor of the true value (Karlson and
-        Walden 1997; Epperly, Meier and Nakatsukasa 2024, Section 5).
-    iterations : int
-        Inner iterations (each one product with A and one with A^T), summed
-        over the refinement rounds; 0 for ``"sketch-and-solve"``; for
-        ``"blendenpik"`` the most LSQR iterations over the columns of b.
-    converged : bool
-        Whether ``backward_error`` reached ``tol``.
-    method : str
-        The method used.
-    sketch_size : int
-        The rows ``d`` of the sketch.
-    rank : int
-        The numerical rank found in the sketch (``n`` unless A is numerically
-        rank deficient).
-    """)
+    class LstsqResult(_LstsqFields):
+        backward_error: float
+        iterations: int
+        converged: bool
+        method: str
+        sketch_size: int
+        rank: int
 
-SketchPreconditioner = result_type(
-    "SketchPreconditioner", ("AP", "P"),
-    {"singular_values": None, "rank": None, "sketch_size": None},
-    """A sketch-based right preconditioner: unpacks as ``AP, P``.
+        def __new__(cls, x: NDArray[np.floating], residual_norm: Any, *,
+                    backward_error: float = ..., iterations: int = ..., converged: bool = ...,
+                    method: str = ..., sketch_size: int = ..., rank: int = ...
+                    ) -> LstsqResult: ...
 
-    Attributes
-    ----------
-    AP : scipy.sparse.linalg.LinearOperator of shape (m, r), or (m + n, r) with damping
-        ``A P`` (``[A; damp I] P`` when ``damp > 0``), with condition number
-        close to 1; hand it to ``scipy.sparse.linalg.lsqr`` or ``lsmr``.
-    P : scipy.sparse.linalg.LinearOperator of shape (n, r)
-        Maps the solution ``y`` of ``min ||A P y - b||`` to ``x = P y``.
-    singular_values : ndarray of shape (r,)
-        The sketch's singular values (estimates of A's within the embedding's
-        distortion).
-    rank : int
-        ``r``, the numerical rank of the sketch.
-    sketch_size : int
-        The rows ``d`` of the sketch.
-    """)
+    class _PreconditionerFields(NamedTuple):
+        AP: Any
+        P: Any
+
+    class SketchPreconditioner(_PreconditionerFields):
+        singular_values: NDArray[np.floating]
+        rank: int
+        sketch_size: int
+
+        def __new__(cls, AP: Any, P: Any, *, singular_values: NDArray[np.floating] = ...,
+                    rank: int = ..., sketch_size: int = ...) -> SketchPreconditioner: ...
+
+else:
+    LstsqResult = result_type(
+        "LstsqResult", ("x", "residual_norm"),
+        {"backward_error": None, "iterations": 0, "converged": False, "method": None,
+         "sketch_size": None, "rank": None},
+        """The solution of a least-squares problem: unpacks as ``x, residual_norm``.
+
+        Attributes
+        ----------
+        x : ndarray of shape (n,) or (n, k)
+            The solution (one column per column of b).
+        residual_norm : float or ndarray of shape (k,)
+            ``||b - A x||_2`` (per column of b; the damping term is not included),
+            computed from the returned ``x``.
+        backward_error : float
+            The Karlson-Walden estimate of the relative backward error
+            ``min ||dA||_F / ||A||_F`` over the ``dA`` for which ``x`` solves the
+            problem with ``A + dA`` exactly (the largest over the columns of b),
+            computed with the sketch's singular values and vectors in place of
+            A's; within a small constant factor of the true value (Karlson and
+            Walden 1997; Epperly, Meier and Nakatsukasa 2024, Section 5).
+        iterations : int
+            Inner iterations (each one product with A and one with A^T), summed
+            over the refinement rounds; 0 for ``"sketch-and-solve"``; for
+            ``"blendenpik"`` the most LSQR iterations over the columns of b.
+        converged : bool
+            Whether ``backward_error`` reached ``tol``.
+        method : str
+            The method used.
+        sketch_size : int
+            The rows ``d`` of the sketch.
+        rank : int
+            The numerical rank found in the sketch (``n`` unless A is numerically
+            rank deficient).
+        """)
+
+    SketchPreconditioner = result_type(
+        "SketchPreconditioner", ("AP", "P"),
+        {"singular_values": None, "rank": None, "sketch_size": None},
+        """A sketch-based right preconditioner: unpacks as ``AP, P``.
+
+        Attributes
+        ----------
+        AP : scipy.sparse.linalg.LinearOperator of shape (m, r), or (m + n, r) with damping
+            ``A P`` (``[A; damp I] P`` when ``damp > 0``), with condition number
+            close to 1; hand it to ``scipy.sparse.linalg.lsqr`` or ``lsmr``.
+        P : scipy.sparse.linalg.LinearOperator of shape (n, r)
+            Maps the solution ``y`` of ``min ||A P y - b||`` to ``x = P y``.
+        singular_values : ndarray of shape (r,)
+            The sketch's singular values (estimates of A's within the embedding's
+            distortion).
+        rank : int
+            ``r``, the numerical rank of the sketch.
+        sketch_size : int
+            The rows ``d`` of the sketch.
+        """)
 
 
 @dataclass

@@ -179,7 +179,7 @@ class SPSDApproximation:
         return float(np.sqrt(resid / total))
 
     def eigendecomposition(self,
-                           k: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+                           k: int | None = None) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
         """Top-k eigenpairs of ``C U C^T``.
 
         Parameters
