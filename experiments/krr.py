@@ -282,6 +282,17 @@ def verdicts(rows):
                    f"best Nystroem+RidgeClassifier at no more fit time (rank {best['c']}, "
                    f"{_num(best, 'fit_seconds'):.1f} s) {100 * _num(best, 'accuracy'):.2f}%: "
                    f"{gain:+.2f} points")
+    ours = {(r["solver"], r["landmarks"], r["n"], r["c"]): r for r in rows
+            if r["method"].startswith("Sketched")}
+    for (solver, lm, n_, c), r in sorted(ours.items(),
+                                         key=lambda kv: (kv[0][0], int(kv[0][2]), int(kv[0][3]))):
+        u = ours.get((solver, "uniform", n_, c))
+        if lm != "rpcholesky" or u is None:
+            continue
+        out.append(f"{solver} n={n_} c={c}: RPCholesky landmarks "
+                   f"{100 * _num(r, 'accuracy'):.2f}% in {_num(r, 'fit_seconds'):.1f} s "
+                   f"({r['n_iter']} CG iterations), uniform {100 * _num(u, 'accuracy'):.2f}% in "
+                   f"{_num(u, 'fit_seconds'):.1f} s ({u['n_iter']})")
     its = [r for r in rows if r["n_iter"] not in ("", None)]
     if its:
         worst = max(its, key=lambda r: int(r["n_iter"]))
