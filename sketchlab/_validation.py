@@ -201,16 +201,15 @@ def _check_entries(indices, data, ncols, name):
     """Indices in [0, ncols) and, when ``data`` is given (float32 or
     float64), finite values: ONE compiled pass over both arrays, parallel
     over chunks, of integer min/max/OR reductions only (see
-    ``_jit.reductions.entry_bounds``), at the speed of reading them."""
+    ``_jit.reductions.entry_bounds`` and ``entry_top``), at the speed of
+    reading them."""
     from ._jit import threads_for
-    from ._jit.reductions import CHUNK, entry_bounds
+    from ._jit.reductions import CHUNK, entry_bounds, entry_top
 
     n = indices.shape[0]
     if n == 0:
         return
     nchunks = (n + CHUNK - 1) // CHUNK
-    low = np.empty(nchunks, dtype=indices.dtype)
-    high = np.empty(nchunks, dtype=indices.dtype)
     finite = data is not None
     if finite:
         utype, exponent, one = _EXPONENT[data.dtype]
@@ -219,9 +218,18 @@ def _check_entries(indices, data, ncols, name):
     else:
         exponent, one = np.uint64(0), np.uint64(0)
         bits = seen = np.zeros(1, dtype=np.uint64)
-    with threads_for(n):
-        entry_bounds(indices, bits, exponent, one, finite, low, high, seen)
-    if low.min() < 0 or high.max() >= ncols:
+    if indices.dtype.itemsize == 8:  # the unsigned maximum: a negative index is huge
+        top = np.empty(nchunks, dtype=np.uint64)
+        with threads_for(n):
+            entry_top(indices, bits, exponent, one, finite, top, seen)
+        outside = int(top.max()) >= ncols
+    else:
+        low = np.empty(nchunks, dtype=indices.dtype)
+        high = np.empty(nchunks, dtype=indices.dtype)
+        with threads_for(n):
+            entry_bounds(indices, bits, exponent, one, finite, low, high, seen)
+        outside = low.min() < 0 or high.max() >= ncols
+    if outside:
         raise ValueError(f"{name} has sparse indices outside [0, {ncols})")
     if finite and np.bitwise_or.reduce(seen) >> (8 * seen.itemsize - 1):
         raise ValueError(f"{name} must not contain NaN or Inf")

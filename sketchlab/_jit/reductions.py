@@ -31,9 +31,10 @@ def count_nonfinite(x):
 @njit(**PJIT)
 def entry_bounds(indices, bits, exponent, one, finite, low, high, exponent_or):
     """Per chunk ``c`` of ``_CHUNK`` entries (none may be empty): ``low[c]``
-    and ``high[c]``, the smallest and largest entry of ``indices`` in it,
-    and, with ``finite``, ``exponent_or[c]``, the OR over the chunk of ``(b
-    & exponent) + one`` for the bits ``b`` of the values (``bits``: float64
+    and ``high[c]``, the smallest and largest entry of ``indices`` in it
+    (for 4-byte indices; 8-byte ones go to :func:`entry_top`), and, with
+    ``finite``, ``exponent_or[c]``, the OR over the chunk of ``(b &
+    exponent) + one`` for the bits ``b`` of the values (``bits``: float64
     values viewed as uint64, or float32 as uint32; ``exponent`` the mask of
     the exponent field, ``one`` its lowest bit).  The sum carries into the
     sign bit exactly when the exponent field is all ones (NaN or Inf), so
@@ -56,10 +57,35 @@ def entry_bounds(indices, bits, exponent, one, finite, low, high, exponent_or):
         low[c] = small
         high[c] = large
         if finite:
-            acc = exponent ^ exponent
-            for i in range(lo, hi):
-                acc |= (bits[i] & exponent) + one
-            exponent_or[c] = acc
+            exponent_or[c] = _exponent_or(bits, exponent, one, lo, hi)
+
+
+@njit(**PJIT)
+def entry_top(indices, bits, exponent, one, finite, top, exponent_or):
+    """:func:`entry_bounds` for 8-byte indices: ``top[c]``, the largest
+    entry of ``indices`` in chunk ``c`` read as unsigned (a negative index
+    is huge), one reduction where AVX2 has no 64-bit min or max (measured
+    about as fast as reading the arrays, where min and max together were up
+    to twice as slow)."""
+    n = indices.shape[0]
+    nchunks = top.shape[0]
+    for c in prange(nchunks):
+        lo = c * _CHUNK
+        hi = min(n, lo + _CHUNK)
+        large = np.uint64(0)
+        for i in range(lo, hi):
+            large = max(large, np.uint64(indices[i]))
+        top[c] = large
+        if finite:
+            exponent_or[c] = _exponent_or(bits, exponent, one, lo, hi)
+
+
+@njit(inline="always")
+def _exponent_or(bits, exponent, one, lo, hi):
+    acc = exponent ^ exponent
+    for i in range(lo, hi):
+        acc |= (bits[i] & exponent) + one
+    return acc
 
 
 @njit(**JIT)
