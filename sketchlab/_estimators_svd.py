@@ -145,7 +145,7 @@ class RandomizedTruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
 
             res = fast_sp_svd(X, k, rng=gen, estimate_error=True)
         U, s, Vt = res[0], res[1], res[2]
-        estimate = res[3] if len(res) == 4 else res.error_estimate
+        estimate = res[3] if len(res) == 4 else getattr(res, "error_estimate", None)
         U, Vt = svd_flip(U, Vt, u_based_decision=False)
         self.components_ = Vt
         self.singular_values_ = s
