@@ -35,8 +35,8 @@ SWEEPS = {m.NAME: m for m in (gmr, kernel, spsd_table, eta, svd, estimate, cur, 
 # sweeps that a sub-command runs after its own (svd: error against passes over A)
 COMPANIONS = {"svd": ("svd-passes",)}
 # reproduce runs the sweeps on the same data back to back (the loader caches files)
-ORDER = ("gmr", "svd", "svd-passes", "estimate", "cur", "kernel", "spsd-table", "eta",
-         "investigate")
+ORDER = ("gmr", "svd", "estimate", "cur", "kernel", "spsd-table", "eta", "investigate",
+         "svd-passes")
 # the sweeps that take --gamma (RBF kernels)
 KERNEL_SWEEPS = ("kernel", "spsd-table", "eta", "estimate", "investigate")
 

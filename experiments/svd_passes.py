@@ -81,7 +81,8 @@ def plan(config, shape):
     for p in config.krylov_passes:
         out.append(("krylov_svd", f"passes={p}", p,
                     lambda A, seed, p=p: sketchlab.krylov_svd(A, k, passes=p, rng=seed)))
-    out.append(("krylov_svd", "default", None, lambda A, seed: sketchlab.krylov_svd(A, k, rng=seed)))
+    out.append(("krylov_svd", "default", None,
+                lambda A, seed: sketchlab.krylov_svd(A, k, rng=seed)))
     return out
 
 

@@ -117,7 +117,7 @@ class KrylovProducts:
         self.dtype = dtype
         self.shape = tuple(A.shape)
         self._rows = self._cols = None  # CSR arrays of A and of A^T
-        self._work = {}  # the products' output arrays, by shape, reused pass after pass
+        self._work: dict[tuple[int, int], Any] = {}  # the products' output arrays, by shape, reused pass after pass
         if sp.issparse(A):
             if A.format == "csr":
                 self._rows = A
@@ -350,7 +350,7 @@ def _margin(norm2, eps, shape):
 
 def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | None,
                 tol: float | None, passes: int | None, block_size: int, gen: np.random.Generator,
-                norm2: float | None, rtol: float = _CONVERGED,
+                norm2: Any, rtol: float = _CONVERGED,
                 max_passes: int = _DEFAULT_PASSES) -> dict[str, Any]:
     """The iteration without input validation (in-memory and dask fronts).
 
@@ -364,7 +364,8 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
     m, n = shape
     b = block_size
     eps = float(np.finfo(dtype).eps)
-    target = margin2 = None
+    target: Any = None
+    margin2: Any = None
 
     def resolve(norm2):
         nonlocal target, margin2
@@ -423,7 +424,7 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
         # the singular values alone (a quarter of the flops): the vectors only
         # of the last answer, below
         s = sla.svdvals(small, check_finite=False)
-        err2 = None if norm2 is None else norm2 - np.cumsum(s * s)
+        err2: Any = None if norm2 is None else norm2 - np.cumsum(s * s)
         stop = False
         if fixed:
             stop = p >= max_passes
@@ -436,6 +437,7 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
                 stop = converged = True
             prev_rank = rank
         else:
+            assert k is not None  # k mode, or k and tol
             if s.shape[0] >= k:
                 if tol is not None and err2[k - 1] <= target:
                     stop = converged = True
@@ -509,7 +511,7 @@ def _check_input(A):
 def krylov_svd(A: MatrixLike, k: int | None = None, *, tol: float | None = None,
                passes: int | None = None, block_size: int | None = None,
                rng: None | int | np.random.Generator = None,
-               estimate_error: bool = False) -> SVDResult:
+               estimate_error: bool = False) -> Any:  # an SVDResult
     """Truncated SVD by randomized block Krylov iteration, in a few passes over A.
 
     Each pass is one product of A (or A^T) with a block of ``block_size``
