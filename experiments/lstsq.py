@@ -140,7 +140,8 @@ def run(config, *, show_progress=True):
     cases = [(kappa, res, rep) for kappa in config.kappas for res in config.residuals
              for rep in range(config.reps)]
     for kappa, res, rep in progress(cases, desc="lstsq", enabled=show_progress):
-        problem_seed = derive_seed(config.seed, "problem", rep, int(round(math.log10(kappa) * 100)),
+        problem_seed = derive_seed(config.seed, "problem", rep,
+                                   int(round(math.log10(kappa) * 100)),
                                    int(round(-math.log10(res) * 100)))
         A, b, x, svd = random_problem(config.m, config.n, kappa, res, problem_seed)
         bnorm = np.linalg.norm(b)
@@ -206,8 +207,8 @@ def verdicts(rows):
                 continue
             worst_k = max(rt, key=rt.get)
             ok = rt[worst_k] <= CLAIM_FACTOR
-            found.append((f"{method}: backward error within {CLAIM_FACTOR:g}x of scipy's for every "
-                          f"kappa in 1..{CLAIM_KAPPA:.0e} (||r|| = {res:g})", ok,
+            found.append((f"{method}: backward error within {CLAIM_FACTOR:g}x of scipy's for "
+                          f"every kappa in 1..{CLAIM_KAPPA:.0e} (||r|| = {res:g})", ok,
                           f"worst ratio {rt[worst_k]:.2f} at kappa {worst_k:.0e} (raw "
                           "estimates, not floored)"))
         for method in ("sketch-and-solve", "blendenpik"):
