@@ -140,7 +140,8 @@ def run(config, *, show_progress=True):
     cases = [(kappa, res, rep) for kappa in config.kappas for res in config.residuals
              for rep in range(config.reps)]
     for kappa, res, rep in progress(cases, desc="lstsq", enabled=show_progress):
-        problem_seed = derive_seed(config.seed, "problem", rep, int(round(math.log10(kappa) * 100)),
+        problem_seed = derive_seed(config.seed, "problem", rep,
+                                   int(round(math.log10(kappa) * 100)),
                                    int(round(-math.log10(res) * 100)))
         A, b, x, svd = random_problem(config.m, config.n, kappa, res, problem_seed)
         bnorm = np.linalg.norm(b)
@@ -173,11 +174,13 @@ def _by(rows, method, residual):
     return dict(sorted(out.items()))
 
 
-def ratios(rows, method, residual):
+def ratios(rows, method, residual, floor=True):
     """{kappa: worst backward error of ``method`` / scipy's, over the reps}.
 
-    Both floored at the unit roundoff: below it the two are equally stable."""
-    eps = np.finfo(np.float64).eps
+    With ``floor``, both floored at the unit roundoff (below it the two are
+    equally stable): for "visibly worse", so that a method is not called
+    worse for a backward error below u."""
+    eps = np.finfo(np.float64).eps if floor else 0.0
     mine, ref = _by(rows, method, residual), _by(rows, "scipy", residual)
     out = {}
     for kappa, group in mine.items():
@@ -198,14 +201,16 @@ def verdicts(rows):
         for method in ("fossils", "spir"):
             if method not in methods:
                 continue
-            rt = {k: v for k, v in ratios(rows, method, res).items() if k <= CLAIM_KAPPA}
+            rt = {k: v for k, v in ratios(rows, method, res, floor=False).items()
+                  if k <= CLAIM_KAPPA}
             if not rt:
                 continue
             worst_k = max(rt, key=rt.get)
             ok = rt[worst_k] <= CLAIM_FACTOR
-            found.append((f"{method}: backward error within {CLAIM_FACTOR:g}x of scipy's for every "
-                          f"kappa in 1..{CLAIM_KAPPA:.0e} (||r|| = {res:g})", ok,
-                          f"worst ratio {rt[worst_k]:.2f} at kappa {worst_k:.0e}"))
+            found.append((f"{method}: backward error within {CLAIM_FACTOR:g}x of scipy's for "
+                          f"every kappa in 1..{CLAIM_KAPPA:.0e} (||r|| = {res:g})", ok,
+                          f"worst ratio {rt[worst_k]:.2f} at kappa {worst_k:.0e} (raw "
+                          "estimates, not floored)"))
         for method in ("sketch-and-solve", "blendenpik"):
             if method not in methods:
                 continue

@@ -55,9 +55,7 @@ from ._validation import (
 )
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike, NDArray
-    from scipy.sparse.linalg import LinearOperator
-
+    from numpy.typing import ArrayLike
     from ._validation import MatrixLike, RNGLike
 
 __all__ = ["lstsq", "sketch_preconditioner", "LstsqResult", "SketchPreconditioner", "METHODS"]
@@ -416,7 +414,8 @@ class _Refinement:
     """The rounds of iterative refinement shared by FOSSILS and SPIR."""
 
     def __init__(self, problem, sk, tol, maxiter, normA):
-        self.problem, self.sk, self.tol, self.maxiter, self.normA = problem, sk, tol, maxiter, normA
+        self.problem, self.sk, self.tol = problem, sk, tol
+        self.maxiter, self.normA = maxiter, normA
         self.Vr, self.sreg = sk.Vr, sk.sreg
         self.shift = problem.damp ** 2 + sk.reg ** 2
         self.iterations = 0
