@@ -83,3 +83,17 @@ def test_result_type_rejects_unknown_keywords():
     Pair = result_type("Pair", ("a", "b"), {"note": "none"}, "A pair.")
     p = Pair(1, b=2)
     assert tuple(p) == (1, 2) and p.note == "none" and Pair(1, 2, note="x").note == "x"
+
+
+def test_a_result_passed_as_a_matrix_names_its_fields():
+    # a caller migrating from ``X = fast_gmr(...)`` who passes the result on
+    # gets a TypeError that says what to take, not a shape error
+    gen = np.random.default_rng(0)
+    A = gen.standard_normal((60, 40))
+    C, R = A[:, :5], A[:6]
+    res = sl.fast_gmr(A, C, R, rng=0)
+    with pytest.raises(TypeError, match=r"got a GMRResult \(take its \.X\)"):
+        sl.gmr_error_ratio(A, C, res, R)
+    S = sl.CountSketch(10, 40, rng=0)
+    with pytest.raises(TypeError, match=r"got a SVDResult \(take its \.U, \.s, \.Vt\)"):
+        S @ sl.fast_sp_svd(A.T, 3, rng=0)

@@ -30,7 +30,7 @@ fig, ax = plt.subplots(figsize=(6, 4))
 for kind in ["countsketch", "gaussian", "leverage"]:
     ratios = []
     for a in factors:
-        X = sl.fast_gmr(A, C, R, sketch_size=(10 * a, 10 * a), sketch=kind, rng=1)
+        X = sl.fast_gmr(A, C, R, sketch_size=(10 * a, 10 * a), sketch=kind, rng=1).X
         ratios.append(sl.gmr_error_ratio(A, C, X, R, X_opt=X_exact))
     ax.loglog(factors, ratios, "o-", label=kind)
     print(f"{kind:12s} error ratio at a = {factors[-1]}: {ratios[-1]:.2e}")

@@ -3,7 +3,7 @@ An SVD with its error bar
 =========================
 
 :func:`sketchlab.fast_sp_svd` (Algorithm 3 of the paper) reads ``A`` once.
-With ``estimate_error=True`` it also returns an estimate of
+With ``estimate_error=True`` its result also carries an estimate of
 ``||A - U diag(s) V^T||_F``, with an interval meant to hold the true error
 about 90% of the time, from a few probes gathered in the same pass.  Here
 the estimate and its interval sit beside the true error and the best
@@ -23,7 +23,9 @@ s_exact = np.linalg.svd(A, compute_uv=False)
 ranks = [2, 5, 10, 20, 30]
 true, est, low, high, best = [], [], [], [], []
 for k in ranks:
-    U, s, Vt, e = sl.fast_sp_svd(A, k, rng=1, estimate_error=True)
+    res = sl.fast_sp_svd(A, k, rng=1, estimate_error=True)
+    U, s, Vt = res                 # the same unpacking with or without the estimate
+    e = res.error_estimate
     true.append(np.linalg.norm(A - (U * s) @ Vt))
     est.append(e.value)
     low.append(e.low)
