@@ -39,7 +39,14 @@ html_theme_options = {"description": "Randomized sketching on Numba-compiled loo
 
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+# scikit-learn's metadata-routing setters (set_score_request, ...) are generated
+# per class; their docstrings link to scikit-learn's glossary, which is not here
+autodoc_default_options = {
+    "members": True, "inherited-members": False,
+    "exclude-members": ",".join(f"set_{m}_request" for m in (
+        "fit", "partial_fit", "predict", "score", "transform", "inverse_transform",
+        "fit_transform", "split")),
+}
 autodoc_typehints = "none"  # the numpydoc sections say the types
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False

@@ -71,13 +71,13 @@ class RandomizedTruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components_, n_features)
+    components_ : ndarray of shape (n_components, n_features)
         Right singular vectors (rows of Vt), signs as TruncatedSVD's
         (``svd_flip(u_based_decision=False)``).
-    singular_values_ : ndarray of shape (n_components_,)
-    explained_variance_ : ndarray of shape (n_components_,)
+    singular_values_ : ndarray of shape (n_components,)
+    explained_variance_ : ndarray of shape (n_components,)
         Variance of the projections ``X V`` of the training data.
-    explained_variance_ratio_ : ndarray of shape (n_components_,)
+    explained_variance_ratio_ : ndarray of shape (n_components,)
         Over the total variance of X's columns.
     n_components_ : int
         The rank (n_components, or the one found for a fraction).
@@ -87,7 +87,7 @@ class RandomizedTruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     n_passes_ : int
         Passes made over X (1 for "single-pass").
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features_in,)
         When X has feature names.
 
     Examples
@@ -121,7 +121,7 @@ class RandomizedTruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         return self
 
     def fit_transform(self, X: MatrixLike, y: Any = None) -> NDArray[np.floating]:
-        """Fit on X and return its projections ``X V`` (n_samples, n_components_)."""
+        """Fit on X and return its projections ``X V`` (n_samples, n_components)."""
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
                           ensure_min_features=2)
         algorithm = check_choice(self.algorithm, "algorithm", _ALGORITHMS)
@@ -190,7 +190,7 @@ class RandomizedTruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         return float(tol)
 
     def transform(self, X: MatrixLike) -> NDArray[np.floating]:
-        """Project X on the components: ``X V`` (n_samples, n_components_)."""
+        """Project X on the components: ``X V`` (n_samples, n_components)."""
         check_is_fitted(self, "components_")
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
                           reset=False)

@@ -381,7 +381,7 @@ class SketchedKernelRidge(MultiOutputMixin, RegressorMixin, _SketchedKernelRidge
         The solver used ("pcg" or "restricted").
     n_iter_ : int
         Conjugate-gradient iterations run.
-    residual_history_ : ndarray of shape (n_iter_ + 1,) or (n_iter_ + 1, n_targets)
+    residual_history_ : ndarray of shape (n_iter + 1,) or (n_iter + 1, n_targets)
         Relative residual of each target after each iteration (the first
         row: before the first).
     n_evaluated_ : int

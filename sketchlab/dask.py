@@ -485,11 +485,13 @@ class _KrylovChunks:
         lines = graph.grid if side == "right" else list(zip(*graph.grid))
         keys = [graph.tree_sum([part["prod"] for part in line], f"p{t}")
                 for t, line in enumerate(lines)]
-        sq = graph.tree_sum([part["sq"] for line in graph.grid for part in line], "sq") \
-            if squares else None
-        parts, total = graph.compute([keys, sq], self.scheduler)
+        outputs = [keys]
         if squares:
-            self.norm2 = float(total)
+            outputs.append(graph.tree_sum([part["sq"] for line in graph.grid for part in line],
+                                          "sq"))
+        parts, *total = graph.compute(outputs, self.scheduler)
+        if squares:
+            self.norm2 = float(total[0])
         # owned and writable (results deserialized from a network buffer may be read-only)
         return np.concatenate([np.array(x) for x in parts], axis=0)
 
