@@ -108,7 +108,7 @@ class Pass:
     fixed trees.  ``payload`` (the operators) is one node of the graph, so a
     worker receives it once.  (One layer for all tasks: a Delayed object per
     task made a layer per task, and culling those cost time quadratic in the
-    number of chunks: 48 s of graph work for 5,000 chunks.)"""
+    number of chunks.)"""
 
     def __init__(self, A, name, func, payload, dtype, outputs=None):
         self.name = name

@@ -215,7 +215,8 @@ class ErrorEstimate:
 def _chi2_ppf(p, dof):
     """The p-quantile of the chi-square law with ``dof`` degrees of freedom
     (scipy.special's inverse of the upper tail: the quantile scipy.stats'
-    chi2.ppf gives, without its 0.25 ms of argument handling per call)."""
+    chi2.ppf gives, without its argument handling, which costs more than the
+    quantile in a per-call estimate)."""
     from scipy.special import chdtri
 
     return float(chdtri(dof, 1.0 - p))

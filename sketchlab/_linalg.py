@@ -511,14 +511,12 @@ def _chunks(n, pieces=_CHUNKS):
 def _cholesky_qr_pays(shape):
     """Whether CholeskyQR2 (Gram products and triangular solves, all level-3
     BLAS) beats Householder's QR on one BLAS thread for a sketch of
-    ``shape``.  Beyond the last-level cache Householder's unblocked panel
-    sweeps X once per column: 419168 x 20 took 261 ms.  Inside it, OpenBLAS's
-    Householder QR of 16 columns or more is still the slower one, measured
-    on this 2-core machine (CholeskyQR2 time / Householder's, one BLAS
-    thread): 5000 x 16 0.40, 20000 x 20 0.39, 25252 x 20 0.40, 52396 x 20
-    0.65, 5000 x 30 0.68, 1000 x 100 0.47; but 2000 x 20 1.0, 1000 x 400
-    1.1, and under 16 columns it varies (52396 x 13 0.83, 25252 x 13 1.4,
-    52396 x 5 3.3)."""
+    ``shape``: beyond the last-level cache Householder's unblocked panel
+    sweeps X once per column, and inside it OpenBLAS's Householder QR of 16
+    columns or more is still the slower one; under 16 columns neither wins
+    everywhere (the thresholds come from timing both on one BLAS thread;
+    asv_benchmarks' SinglePassSVD and TallSinglePassSVD measure the SVDs
+    that use them)."""
     m, n = shape
     return m > n and (m * n > _CHOLQR_MIN_ENTRIES
                       or (n >= _CHOLQR_MIN_COLUMNS and _one_round_pays(shape)))
@@ -528,9 +526,9 @@ def _one_round_pays(shape):
     """Whether one Cholesky pass (a Gram product, when it is enough: see
     :func:`cholesky_qr`) beats Householder's QR where
     CholeskyQR2 does not (:func:`_cholesky_qr_pays`): a tall sketch of
-    fewer columns.  Measured (one BLAS thread, CountSketch sketches of
-    debian-tfidf): 52396 x 13 3.2 ms against 8.4 ms, 52396 x 8 1.5 against
-    3.0, 52396 x 5 1.1 against 1.8."""
+    fewer columns, where timing both on one BLAS thread (CountSketch
+    sketches of debian-tfidf) found the Gram product faster
+    (asv_benchmarks' TallSinglePassSVD measures the SVDs that use it)."""
     m, n = shape
     return m > n and m * n >= _CHOLQR_TALL_MIN_ENTRIES and m >= _CHOLQR_MIN_ASPECT * n
 
@@ -540,7 +538,7 @@ class Basis(NamedTuple):
     tall Q1 and CholeskyQR2's last small triangular factor T2 (None: Q =
     Q1).  Q only ever meets small matrices (the sketches of Q, the lift
     ``Q Z``), so ``T2^-1`` goes on their side: one pass over the tall Q
-    (a triangular solve, 2-3 ms for 52396 x 20) less per basis.  For a
+    (a triangular solve) less per basis.  For a
     well-conditioned sketch Q1 is the sketch itself and T2 the one Cholesky
     factor (:func:`cholesky_qr`): ``spare`` False when
     Q1 is memory the caller keeps (the lift then writes a new array)."""

@@ -54,8 +54,8 @@ def _compressed(like, fmt, data, indices, indptr, shape):
     """A CSR or CSC (``fmt``) matrix, or array, as ``like`` is, on the given
     arrays of a validated matrix, without scipy's constructor checks: with
     int64 index arrays those read them through and copy them down to int32
-    where they fit (6 ms for the 2.07M entries of debian-tfidf, on every
-    transpose or row slice of a pass)."""
+    where they fit, on every transpose or row slice of a pass (the operator
+    benchmarks of asv_benchmarks/bench_operators.py measure the passes)."""
     name = type(like).__name__
     kind = name[3:] if name in ("csr_matrix", "csc_matrix", "csr_array", "csc_array") else "_matrix"
     M = getattr(sp, fmt + kind)(shape, dtype=data.dtype)  # empty: nothing to check

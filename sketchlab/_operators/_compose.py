@@ -139,11 +139,10 @@ class ComposedSketch(SketchOperator):
         of :meth:`_apply_fused`: per stored entry the pieces scatter p times
         (about 4 ns each with their share of the GEMM), the one pass does s
         multiply-adds with a row of the explicit columns of G H (about 0.7
-        ns each).  Measured on debian-tfidf (2.07M nonzeros): the probes, 10
-        x 40 over a CountSketch, 8 ms in pieces against 15 ms in one pass;
-        fast_sp_svd's range sketch, 20 x 80 over an OSNAP with p = 4, 39 ms
-        against 23 ms.  (56 ms in pieces for the probes with BLAS threads
-        fighting Numba's between them: hence one BLAS thread.)"""
+        ns each), so the pieces pay when the outer sketch is at least 6 p
+        rows; with BLAS threads fighting Numba's between the two steps the
+        pieces lose, hence one BLAS thread (compare.py's estimate rows and
+        bench_operators' composed kinds measure both paths)."""
         p = getattr(self._inner, "nnz_per_col", 1)
         return 6 * p <= self._outer.sketch_size
 
