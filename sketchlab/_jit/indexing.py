@@ -4,8 +4,8 @@ Numba wraps negative indices as Python does, so every ``x[i]`` with a
 signed ``i`` that LLVM cannot prove non-negative carries a sign test and two
 conditional moves.  The loops over the stored entries of a sparse matrix
 take their bounds from ``indptr`` and their targets from ``indices``, both
-in range by validation, and there this wraparound cost a fifth of the
-loops' time (debian-tfidf, CountSketch on both sides: 4.6 -> 3.6 ms).
+in range by validation, and there this wraparound cost a large share of the
+loops' time (compare.py's sketch_both and S @ A rows measure them).
 Indexing with :func:`uindex` of the value drops it.  With
 ``NUMBA_BOUNDSCHECK=1`` an out-of-range index still raises.
 """

@@ -2,12 +2,11 @@
 own (a left table's CSR: the rows that one output row needs).
 
 Those rows lie anywhere in A, so every row costs a few cache misses that the
-hardware prefetcher cannot foresee: on debian-tfidf (52396 rows, 2.07M
-nonzeros) the gather loop of ``sketch_both`` at s = 1000 spent 15-19 ms,
-against 4 ms for the same loop over a copy of A whose rows were stored in the
-gathered order.  Asking for the row ``_AHEAD`` steps on (and for its index
-pointer twice as far on) while the current one is scattered brings the loop to
-6-9 ms.  A prefetch is only a hint: it never faults, changes no value, and
+hardware prefetcher cannot foresee: such a loop runs several times slower than
+the same loop over a copy of A whose rows are stored in the gathered order.
+Asking for the row ``_AHEAD`` steps on (and for its index pointer twice as far
+on) while the current one is scattered recovers most of that (compare.py's
+sketch_both rows at s = 1000 measure it).  A prefetch is only a hint: it never faults, changes no value, and
 the loops give bit-for-bit the same results with or without it.
 """
 
