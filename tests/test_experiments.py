@@ -97,6 +97,7 @@ def _load(spec, **kwargs):
 # ---- gmr -------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # runs the sweeps end to end: the long profile (SKETCHLAB_XSLOW=1)
 def test_gmr_csv(out, files):
     assert _header(out, "gmr") == gmr.COLUMNS
     rows = _rows(out, "gmr")
@@ -113,6 +114,7 @@ def test_gmr_csv(out, files):
 
 
 @pytest.mark.parametrize("which", ["svm", "idx"])
+@pytest.mark.slow  # runs the sweeps end to end: the long profile (SKETCHLAB_XSLOW=1)
 def test_gmr_values_match_library_and_numpy(out, files, which):
     """Recompute a row from its seeds with the library, and its error ratio densely."""
     data = _load(files[which])
@@ -138,6 +140,7 @@ def test_gmr_values_match_library_and_numpy(out, files, which):
     assert row["error_ratio"] == pytest.approx(ratio, rel=1e-6, abs=1e-9)
 
 
+@pytest.mark.slow  # runs the sweeps end to end: the long profile (SKETCHLAB_XSLOW=1)
 def test_run_record(out):
     record = json.loads((out / "gmr" / "run.json").read_text())
     assert record["config"]["reps"] == REPS and record["config"]["c"] == C_GMR
@@ -153,6 +156,7 @@ def test_run_record(out):
 # ---- kernel, spsd-table, eta --------------------------------------------------------
 
 
+@pytest.mark.slow  # runs the sweeps end to end: the long profile (SKETCHLAB_XSLOW=1)
 def test_kernel_values_match_library(out, files):
     all_rows = _rows(out, "kernel")
     assert _header(out, "kernel") == kernel.COLUMNS
@@ -180,6 +184,7 @@ def test_kernel_values_match_library(out, files):
             assert math.isnan(r["a"]) and math.isnan(r["s"])
 
 
+@pytest.mark.slow  # runs the sweeps end to end: the long profile (SKETCHLAB_XSLOW=1)
 def test_kernel_landmark_kinds_and_trace_norms(out, files):
     """Landmark rows recomputed from their seeds; trace-norm errors against a dense
     eigendecomposition, and Nystrom's (a PSD error) equal to its trace."""
@@ -234,6 +239,7 @@ def test_relative_error_matches_dense(files):
     assert kernel.RelativeError(K, C)(U) == pytest.approx(direct, rel=1e-9)
 
 
+@pytest.mark.slow  # runs the sweeps end to end: the long profile (SKETCHLAB_XSLOW=1)
 def test_spsd_table_values(out, files):
     rows = _rows(out, "spsd-table")
     assert _header(out, "spsd-table") == spsd_table.COLUMNS
@@ -251,6 +257,7 @@ def test_spsd_table_values(out, files):
     assert {r["landmark_seed"] for r in rows} == {r["landmark_seed"] for r in kernel_rows}
 
 
+@pytest.mark.slow  # runs the sweeps end to end: the long profile (SKETCHLAB_XSLOW=1)
 def test_eta_value(out, files):
     (row,) = _rows(out, "eta")
     assert _header(out, "eta") == eta.COLUMNS
@@ -265,6 +272,7 @@ def test_eta_value(out, files):
 # ---- svd --------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # runs the sweeps end to end: the long profile (SKETCHLAB_XSLOW=1)
 def test_svd_sizes_and_values(out, files):
     rows = _rows(out, "svd")
     assert _header(out, "svd") == svd.COLUMNS
@@ -312,6 +320,7 @@ def test_best_rank_residual_sparse(files):
 # ---- estimate ---------------------------------------------------------------------
 
 
+@pytest.mark.slow  # runs the sweeps end to end: the long profile (SKETCHLAB_XSLOW=1)
 def test_estimate_rows(out, files):
     """Each case's flags follow from its numbers; one case per algorithm recomputed from
     its seed, its true error from dense NumPy."""
@@ -412,6 +421,7 @@ def test_estimate_svd_targets():
 # ---- cur ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # runs the sweeps end to end: the long profile (SKETCHLAB_XSLOW=1)
 def test_cur_rows_match_library(out, files):
     assert _header(out, "cur") == cur.COLUMNS
     rows = _rows(out, "cur")
@@ -454,6 +464,7 @@ def test_cur_claims_rows(files):
 # ---- figures and report from the CSV alone ----------------------------------------------
 
 
+@pytest.mark.slow  # runs the sweeps end to end: the long profile (SKETCHLAB_XSLOW=1)
 def test_plot_from_csv_alone(out, tmp_path, monkeypatch):
     copy = tmp_path / "copy"
     for name in plotting.SWEEP_NAMES:
@@ -472,6 +483,7 @@ def test_plot_from_csv_alone(out, tmp_path, monkeypatch):
     assert (copy / "figures" / "svd" / "tiny-images-idx3-ubyte.png").is_file()
 
 
+@pytest.mark.slow  # runs the sweeps end to end: the long profile (SKETCHLAB_XSLOW=1)
 def test_report_from_csv(out):
     assert main(["plot", "--out", str(out)]) == 0
     assert main(["report", "--out", str(out)]) == 0
@@ -548,6 +560,7 @@ def test_report_verdicts_on_known_curves(tmp_path):
 # ---- reproduce and the CLI's errors ---------------------------------------------------------
 
 
+@pytest.mark.slow  # runs the sweeps end to end: the long profile (SKETCHLAB_XSLOW=1)
 def test_reproduce_end_to_end(files, tmp_path, capsys):
     out = tmp_path / "res"
     ds.load_cached.cache_clear()
@@ -642,6 +655,7 @@ def test_progress_only_on_a_terminal_or_when_asked(capsys):
 # ---- investigate ------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # runs the sweeps end to end: the long profile (SKETCHLAB_XSLOW=1)
 def test_investigate_rows_match_library(out, files):
     rows = _rows(out, "investigate")
     assert _header(out, "investigate") == investigate.COLUMNS
@@ -749,6 +763,7 @@ def test_figures_mark_the_papers_numbers_and_name_n_d_gamma():
     plt.close("all")
 
 
+@pytest.mark.slow  # runs the sweeps end to end: the long profile (SKETCHLAB_XSLOW=1)
 def test_user_text_cites_the_paper_as_printed(out):
     """No LaTeX labels of the paper in the report, the help or the experiments' sources."""
     labels = ("glsr", "ker_data", "fast_spd", "Table spsd", "Figure svd", "Figure fast_spsd",
