@@ -546,6 +546,7 @@ def test_report_verdicts_on_known_curves(tmp_path):
 # ---- reproduce and the CLI's errors ---------------------------------------------------------
 
 
+@pytest.mark.slow  # the whole reproduce pipeline (every sweep and the report): long profile
 def test_reproduce_end_to_end(files, tmp_path, capsys):
     out = tmp_path / "res"
     ds.load_cached.cache_clear()
