@@ -8,6 +8,10 @@ import textwrap
 
 import pytest
 
+# each test starts Python subprocesses (fresh JIT caches, thread counts, the
+# workqueue layer): long-profile work, run with SKETCHLAB_XSLOW=1
+pytestmark = pytest.mark.slow
+
 SCRIPT = textwrap.dedent(
     """
     import hashlib, json, sys
