@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -432,7 +433,12 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         for name in ("_sketch_state", "components_", "singular_values_", "n_samples_seen_"):
             if hasattr(self, name):
                 delattr(self, name)
-        self.partial_fit(X)
+        self.partial_fit(X)  # checks X, unsigned index arrays included
+        if (sp.issparse(X) and X.format in ("csr", "csc")
+                and "u" in (X.indptr.dtype.kind, X.indices.dtype.kind)):
+            # scipy's sparse-dense product takes signed index arrays only
+            X = X.copy()
+            X.indptr, X.indices = X.indptr.astype(np.int64), X.indices.astype(np.int64)
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
                           reset=False)
         projections = np.asarray(X @ self.components_.T)

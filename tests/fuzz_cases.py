@@ -531,6 +531,18 @@ def dense_op(S):
     return dense_of(S)
 
 
+def abs_op(S):
+    """The entrywise bound of the operator's magnitudes that rounding errors
+    scale with: |S|, and for a composition |outer| |inner| (the product of
+    the factors' magnitudes: G H may cancel to ~0 where G (H X) rounds at
+    eps |G| |H| |X|)."""
+    import sketchlab as sl
+
+    if isinstance(S, sl.ComposedSketch):
+        return abs_op(S.outer) @ abs_op(S.inner)
+    return np.abs(dense_op(S))
+
+
 @dataclasses.dataclass
 class Call:
     """``run(X)`` -> list of arrays, with X in a role of ``shape``; ``ref(D)``
