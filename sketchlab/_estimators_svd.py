@@ -15,7 +15,7 @@ from sklearn.utils.sparsefuncs import mean_variance_axis
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._krylov import run_krylov_svd
-from ._validation import as_generator, as_matrix, check_choice, check_int
+from ._validation import as_generator, as_matrix, check_choice, check_int, check_sparse_structure
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -122,8 +122,12 @@ class RandomizedTruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
 
     def fit_transform(self, X: MatrixLike, y: Any = None) -> NDArray[np.floating]:
         """Fit on X and return its projections ``X V`` (n_samples, n_components)."""
+        # the index arrays of sparse input are checked before scikit-learn or scipy
+        # read through them (a corrupt one would crash the interpreter there)
+        X = check_sparse_structure(X, "X")
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
                           ensure_min_features=2)
+        X = _plain_indices(X)
         algorithm = check_choice(self.algorithm, "algorithm", _ALGORITHMS)
         k, tol = self._rank_or_fraction(X.shape)
         gen = as_generator(self.random_state, "random_state")
@@ -192,8 +196,12 @@ class RandomizedTruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     def transform(self, X: MatrixLike) -> NDArray[np.floating]:
         """Project X on the components: ``X V`` (n_samples, n_components)."""
         check_is_fitted(self, "components_")
+        # the index arrays of sparse input are checked before scikit-learn or scipy
+        # read through them (a corrupt one would crash the interpreter there)
+        X = check_sparse_structure(X, "X")
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
                           reset=False)
+        X = _plain_indices(X)
         return np.asarray(X @ self.components_.T)
 
     def inverse_transform(self, X: ArrayLike) -> NDArray[np.floating]:
@@ -214,3 +222,20 @@ class RandomizedTruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _plain_indices(X):
+    """A checked CSR/CSC X whose index arrays scipy's and scikit-learn's
+    compiled products take (signed 32 or 64 bits, one dtype, contiguous
+    data): the odd valid forms (int8 or unsigned indices, strided data) get
+    copies, the usual ones pass through."""
+    if not sp.issparse(X):
+        return X
+    plain = (X.indices.dtype == X.indptr.dtype and X.indices.dtype in (np.int32, np.int64)
+             and X.data.flags.c_contiguous)
+    if plain:
+        return X
+    X = X.copy()
+    X.indices, X.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    X.data = np.ascontiguousarray(X.data)
+    return X

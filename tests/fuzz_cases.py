@@ -774,6 +774,13 @@ def _algorithm_calls():
             (m, n), "X", lambda X: [sl.faster_spsd(sl.RBFKernel(X, 0.3), 3, 5,
                                                    landmarks="rpcholesky", rng=0).toarray()]),
         "sketch_state": Call((m, n), "block", _state_update, _state_update),
+        "krylov_svd": Call((m, n), "A", lambda X: _svd_product(sl.krylov_svd(X, 2, rng=0)),
+                           dtype_follows=False),
+        "lstsq": Call((m, n), "A", lambda X: [sl.lstsq(X, base_dense((m, 1), 36)[:, 0], rng=0).x],
+                      dtype_follows=False, zero_ok=False),
+        "randomized_truncated_svd_fit": Call((m, n), "X|sklearn", _rtsvd_fit,
+                                             dtype_follows=False),
+        "sketched_kernel_ridge_fit": Call((m, n), "X|sklearn", _krr_fit, dtype_follows=False),
         "sketched_nystroem_fit": Call((m, n), "X|sklearn", _nystroem_fit, dtype_follows=False),
         "sketched_nystroem_transform": Call((m, n), "X|sklearn", _nystroem_transform),
         "single_pass_svd_fit": Call((m, n), "X|sklearn", _sp_fit, dtype_follows=False),
@@ -836,6 +843,24 @@ def _fitted(name):
 
 def _nystroem_transform(X):
     return [_fitted("nystroem").transform(X)]
+
+
+def _rtsvd_fit(X):
+    import sketchlab as sl
+
+    est = sl.RandomizedTruncatedSVD(n_components=2, random_state=0).fit(X)
+    # V S^2 V^T, not V V^T: a rank-deficient X leaves a component with a zero
+    # singular value undetermined (any direction of the null space)
+    s, V = est.singular_values_, est.components_.T
+    return [s, (V * s**2) @ V.T]
+
+
+def _krr_fit(X):
+    import sketchlab as sl
+
+    y = base_dense((X.shape[0], 1), 37)[:, 0]
+    est = sl.SketchedKernelRidge(n_components=3, gamma=0.5, random_state=0).fit(X, y)
+    return [est.predict(base_dense((2, X.shape[1]), 38))]
 
 
 def _sp_fit(X):
