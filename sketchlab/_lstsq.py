@@ -55,7 +55,8 @@ from ._validation import (
 )
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
+    from numpy.typing import ArrayLike, NDArray
+
     from ._validation import MatrixLike, RNGLike
 
 __all__ = ["lstsq", "sketch_preconditioner", "LstsqResult", "SketchPreconditioner", "METHODS"]

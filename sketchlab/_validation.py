@@ -451,7 +451,7 @@ def as_matrix(A: MatrixLike, name: str, *, allow_1d: bool = False, sparse: bool 
                 f"{name} is a dask array; use sketchlab.dask for out-of-core input"
             )
         if isinstance(A, tuple) and hasattr(A, "_extras"):  # a result of sketchlab's
-            fields = ", ".join(f".{field}" for field in A._fields)
+            fields = ", ".join(f".{field}" for field in getattr(A, "_fields", ()))
             raise TypeError(f"{name} must be a matrix, got a {type(A).__name__} (take its "
                             f"{fields})")
         arr = np.asarray(A)
