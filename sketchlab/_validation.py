@@ -231,7 +231,7 @@ def _check_entries(indices, data, ncols, name):
         outside = low.min() < 0 or high.max() >= ncols
     if outside:
         raise ValueError(f"{name} has sparse indices outside [0, {ncols})")
-    if finite and np.bitwise_or.reduce(seen) >> (8 * seen.itemsize - 1):
+    if finite and int(np.bitwise_or.reduce(seen)) >> (8 * seen.itemsize - 1):
         raise ValueError(f"{name} must not contain NaN or Inf")
 
 
