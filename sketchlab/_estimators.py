@@ -22,7 +22,7 @@ from ._selection import LANDMARKS, select_landmarks
 from ._sketch_state import SketchState
 from ._svd import svd_recover, svd_sketches
 from ._validation import as_generator, as_matrix, check_choice, check_int
-from ._validation import check_sparse_structure, trusted
+from ._validation import check_sparse_structure, plain_indices, trusted
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -434,11 +434,8 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             if hasattr(self, name):
                 delattr(self, name)
         self.partial_fit(X)  # checks X, unsigned index arrays included
-        if (sp.issparse(X) and X.format in ("csr", "csc")
-                and "u" in (X.indptr.dtype.kind, X.indices.dtype.kind)):
-            # scipy's sparse-dense product takes signed index arrays only
-            X = X.copy()
-            X.indptr, X.indices = X.indptr.astype(np.int64), X.indices.astype(np.int64)
+        if sp.issparse(X) and X.format in ("csr", "csc"):
+            X = plain_indices(X)  # the index dtypes scipy's sparse-dense product takes
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
                           reset=False)
         projections = np.asarray(X @ self.components_.T)

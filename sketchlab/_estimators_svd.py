@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._krylov import run_krylov_svd
 from ._validation import as_generator, as_matrix, check_choice, check_int, check_sparse_structure
+from ._validation import plain_indices
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -127,7 +128,7 @@ class RandomizedTruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         X = check_sparse_structure(X, "X")
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
                           ensure_min_features=2)
-        X = _plain_indices(X)
+        X = plain_indices(X)
         algorithm = check_choice(self.algorithm, "algorithm", _ALGORITHMS)
         k, tol = self._rank_or_fraction(X.shape)
         gen = as_generator(self.random_state, "random_state")
@@ -201,7 +202,7 @@ class RandomizedTruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         X = check_sparse_structure(X, "X")
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
                           reset=False)
-        X = _plain_indices(X)
+        X = plain_indices(X)
         return np.asarray(X @ self.components_.T)
 
     def inverse_transform(self, X: ArrayLike) -> NDArray[np.floating]:
@@ -223,19 +224,3 @@ class RandomizedTruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         tags.input_tags.sparse = True
         return tags
 
-
-def _plain_indices(X):
-    """A checked CSR/CSC X whose index arrays scipy's and scikit-learn's
-    compiled products take (signed 32 or 64 bits, one dtype, contiguous
-    data): the odd valid forms (int8 or unsigned indices, strided data) get
-    copies, the usual ones pass through."""
-    if not sp.issparse(X):
-        return X
-    plain = (X.indices.dtype == X.indptr.dtype and X.indices.dtype in (np.int32, np.int64)
-             and X.data.flags.c_contiguous)
-    if plain:
-        return X
-    X = X.copy()
-    X.indices, X.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
-    X.data = np.ascontiguousarray(X.data)
-    return X

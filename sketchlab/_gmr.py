@@ -574,7 +574,7 @@ _MAX_GROWTH = 8.0  # a round's sketch is at most this many times the previous on
 def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rng):
     """fast_gmr at fixed accuracy (see the ``tol`` parameter): rounds of
     two-halves sketches, combined.  ``(X, estimate, (s_c, s_r))``, the sizes
-    of the last round's whole sketch."""
+    of the final round's whole sketch (the one that met tol or hit the cap)."""
     # kinds whose sketch of size 2s splits into two independent sketches of size s
     split_kinds = kinds_with(splittable=True, gmr=True)
     if not isinstance(sketch, str) or sketch not in split_kinds:

@@ -78,7 +78,7 @@ _SKETCH_BLOCK_ENTRIES = 1 << 17
 # refinement rounds of FOSSILS and SPIR: two (the paper's), up to four
 # when the second stalls above tol
 _MAX_ROUNDS = 4
-# the backward error is estimated every this many inner iterations of the last round
+# the backward error is estimated every this many inner iterations of the last refinement round
 _CHECK_EVERY = 5
 _DEFAULT_MAXITER = 200
 
@@ -632,7 +632,7 @@ def lstsq(A: MatrixLike, b: ArrayLike, *, damp: float = 0.0, method: str = "foss
     tol : float, optional
         Target relative backward error in (0, 1); default the machine epsilon
         of the working dtype.  The iterations stop once the Karlson-Walden
-        estimate reaches it (checked every 5 iterations in the last round).
+        estimate reaches it (checked every 5 iterations of the last refinement round).
     maxiter : int, optional
         Most inner iterations in all (default 200); for ``"blendenpik"`` the
         LSQR iteration limit of each column.

@@ -349,6 +349,19 @@ def _two_way(block, weight, diag, norm=None, n_probes=0):
 
 
 
+# The parameter landmarks, the same for the four methods (filled in at "{landmarks}")
+_LANDMARKS_DOC = """landmarks : {"uniform", "rpcholesky", "ridge-leverage"}, default "uniform"
+        How the c landmarks are chosen when ``columns`` is not given:
+        uniformly without replacement, by randomly pivoted Cholesky (Chen,
+        Epperly, Tropp & Webber 2022, computed by the accelerated algorithm
+        of Epperly, Tropp & Webber 2024, blocks of candidates with rejection
+        sampling, same distribution; its c pivot columns are C, so it costs
+        no more kernel entries than C itself, plus the candidates' blocks of
+        at most 100 x 100 and the diagonal where it is not known), or by
+        recursive ridge leverage scores (Musco & Musco 2017; at most about c
+        n more entries).  Every entry is counted in
+        ``n_evaluated``."""
+
 # The parameters estimate_error and n_probes, the same for the four methods
 # (filled into their docstrings at "{estimate}" below).
 _ESTIMATE_DOC = """estimate_error : bool, default False
@@ -399,17 +412,7 @@ def nystrom(K: KernelLike, c: int | None, *, columns: ArrayLike | None = None,
     columns : array_like of int, optional
         The landmark columns (distinct, in [0, n)); by default ``c`` are
         drawn uniformly without replacement.
-    landmarks : {"uniform", "rpcholesky", "ridge-leverage"}, default "uniform"
-        How the c landmarks are chosen when ``columns`` is not given:
-        uniformly without replacement, by randomly pivoted Cholesky (Chen,
-        Epperly, Tropp & Webber 2022, computed by the accelerated algorithm
-        of Epperly, Tropp & Webber 2024, blocks of candidates with rejection
-        sampling, same distribution; its c pivot columns are C, so it costs
-        no more kernel entries than C itself, plus the candidates' blocks of
-        at most 100 x 100 and the diagonal where it is not known), or by
-        recursive ridge leverage scores (Musco & Musco 2017; at most about c
-        n more entries).  Every entry is counted in
-        ``n_evaluated``.
+    {landmarks}
     rng : None, int or numpy.random.Generator
         Seed of the landmark draw.
     {estimate}
@@ -470,17 +473,7 @@ def fast_spsd(K: KernelLike, c: int | None, s: int, *, columns: ArrayLike | None
         Rows of S, ``c <= s <= n``.
     columns : array_like of int, optional
         Landmark columns (default: ``c`` uniform without replacement).
-    landmarks : {"uniform", "rpcholesky", "ridge-leverage"}, default "uniform"
-        How the c landmarks are chosen when ``columns`` is not given:
-        uniformly without replacement, by randomly pivoted Cholesky (Chen,
-        Epperly, Tropp & Webber 2022, computed by the accelerated algorithm
-        of Epperly, Tropp & Webber 2024, blocks of candidates with rejection
-        sampling, same distribution; its c pivot columns are C, so it costs
-        no more kernel entries than C itself, plus the candidates' blocks of
-        at most 100 x 100 and the diagonal where it is not known), or by
-        recursive ridge leverage scores (Musco & Musco 2017; at most about c
-        n more entries).  Every entry is counted in
-        ``n_evaluated``.
+    {landmarks}
     rng : None, int or numpy.random.Generator
         Seed of the landmarks and of S.
     sampling : {"uniform", "leverage"}, default "uniform"
@@ -605,17 +598,7 @@ def faster_spsd(K: KernelLike, c: int | None, s: int | None = None, *,
         good as the optimal core.
     columns : array_like of int, optional
         Landmark columns (default: ``c`` uniform without replacement).
-    landmarks : {"uniform", "rpcholesky", "ridge-leverage"}, default "uniform"
-        How the c landmarks are chosen when ``columns`` is not given:
-        uniformly without replacement, by randomly pivoted Cholesky (Chen,
-        Epperly, Tropp & Webber 2022, computed by the accelerated algorithm
-        of Epperly, Tropp & Webber 2024, blocks of candidates with rejection
-        sampling, same distribution; its c pivot columns are C, so it costs
-        no more kernel entries than C itself, plus the candidates' blocks of
-        at most 100 x 100 and the diagonal where it is not known), or by
-        recursive ridge leverage scores (Musco & Musco 2017; at most about c
-        n more entries).  Every entry is counted in
-        ``n_evaluated``.
+    {landmarks}
     rng : None, int or numpy.random.Generator
         Seed of the landmarks, S1 and S2.
     {estimate}
@@ -681,17 +664,7 @@ def optimal_spsd(K: KernelLike, c: int | None, *, columns: ArrayLike | None = No
         Number of landmark columns, ``1 <= c <= n`` (None with ``columns``).
     columns : array_like of int, optional
         Landmark columns (default: ``c`` uniform without replacement).
-    landmarks : {"uniform", "rpcholesky", "ridge-leverage"}, default "uniform"
-        How the c landmarks are chosen when ``columns`` is not given:
-        uniformly without replacement, by randomly pivoted Cholesky (Chen,
-        Epperly, Tropp & Webber 2022, computed by the accelerated algorithm
-        of Epperly, Tropp & Webber 2024, blocks of candidates with rejection
-        sampling, same distribution; its c pivot columns are C, so it costs
-        no more kernel entries than C itself, plus the candidates' blocks of
-        at most 100 x 100 and the diagonal where it is not known), or by
-        recursive ridge leverage scores (Musco & Musco 2017; at most about c
-        n more entries).  Every entry is counted in
-        ``n_evaluated``.
+    {landmarks}
     rng : None, int or numpy.random.Generator
         Seed of the landmarks.
     block_rows : int, optional
@@ -850,5 +823,6 @@ def eta(K: KernelLike, k: int, *, rng: None | int | np.random.Generator = None, 
 
 for _f in (nystrom, fast_spsd, faster_spsd, optimal_spsd):
     if _f.__doc__:  # None under python -OO
-        _f.__doc__ = _f.__doc__.replace("{estimate}", _ESTIMATE_DOC)
+        _f.__doc__ = (_f.__doc__.replace("{estimate}", _ESTIMATE_DOC)
+                      .replace("{landmarks}", _LANDMARKS_DOC))
 del _f

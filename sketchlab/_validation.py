@@ -472,3 +472,20 @@ def as_matrix(A: MatrixLike, name: str, *, allow_1d: bool = False, sparse: bool 
     if finite and not _is_trusted(A):
         check_finite(A, name)
     return A
+
+
+def plain_indices(X: Any) -> Any:
+    """A checked CSR/CSC X whose index arrays scipy's and scikit-learn's
+    compiled products take (signed 32 or 64 bits, one dtype, contiguous
+    data): the odd valid forms (int8 or unsigned indices, strided data) get
+    copies, the usual ones pass through."""
+    if not sp.issparse(X):
+        return X
+    plain = (X.indices.dtype == X.indptr.dtype and X.indices.dtype in (np.int32, np.int64)
+             and X.data.flags.c_contiguous)
+    if plain:
+        return X
+    X = X.copy()
+    X.indices, X.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    X.data = np.ascontiguousarray(X.data)
+    return X
