@@ -136,7 +136,8 @@ def csr_times_dense(X: Any, W: Any, out: Any = None) -> Any:
     the same for any thread count; about twice as fast as scipy's serial
     product on two threads).  ``out``: a C-ordered array of the result's
     shape and dtype to write it into (a caller that multiplies again and
-    again saves the page faults of fresh memory)."""
+    again saves the page faults of fresh memory), or of any layout (a block
+    of a Fortran-ordered basis, written in row blocks)."""
     from ._jit import apply as kernels
     from ._jit import threads_for
 
@@ -144,5 +145,8 @@ def csr_times_dense(X: Any, W: Any, out: Any = None) -> Any:
     if out is None:
         out = np.empty((X.shape[0], W.shape[1]), dtype=W.dtype)
     with threads_for(X.nnz * W.shape[1]):
-        kernels.right_csr_dense(X.indptr, X.indices, X.data, W, out, False)
+        if out.flags.c_contiguous:
+            kernels.right_csr_dense(X.indptr, X.indices, X.data, W, out, False)
+        else:
+            kernels.right_csr_dense_blocked(X.indptr, X.indices, X.data, W, out)
     return out

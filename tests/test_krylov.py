@@ -236,6 +236,46 @@ def test_bases_stay_orthonormal(spectrum):
     np.testing.assert_allclose(res.s, sv[:r], atol=1e-12 * sv[0], rtol=1e-8)
 
 
+def test_default_block_is_smaller_than_k_for_large_k():
+    """From k = 21 the default block is about a third of k (at least 24): the
+    default rule still reaches the top singular values to 1e-4 (against
+    LAPACK) on a slowly decaying spectrum."""
+    from sketchlab._krylov import default_block
+
+    assert [default_block(k) for k in (5, 20, 21, 60, 100)] == [9, 24, 24, 24, 38]
+    sv = 1.0 / np.arange(1, 301) ** 0.5
+    A = with_spectrum(600, 400, sv, seed=2)
+    res = sl.krylov_svd(A, 60, rng=0)
+    assert res.converged
+    np.testing.assert_allclose(res.s, sv[:60], rtol=1e-4)
+
+
+def test_repeated_singular_value_beyond_the_block_restarts_with_k_plus_4():
+    """60 equal singular values and k = 90: blocks of 34 (the default) find
+    only 34 copies, and the iteration starts again with blocks of 94."""
+    sv = np.r_[np.ones(60), np.linspace(0.5, 0.01, 340)]
+    A = with_spectrum(400, 400, sv, seed=5)
+    res = sl.krylov_svd(A, 90, rng=0)
+    np.testing.assert_allclose(res.s, sv[:90], rtol=1e-6, atol=1e-10)
+    fixed = sl.krylov_svd(A, 90, rng=0, passes=8)  # a fixed number of passes: no restart
+    assert np.sum(np.abs(fixed.s - 1) < 1e-6) == 34
+
+
+def test_stopping_rule_extrapolates_the_rise():
+    """The k mode stops when the last rise, and what its geometric tail
+    leaves, are within rtol; a rise that is still growing never stops it."""
+    from sketchlab._krylov import _settled
+
+    s = np.array([1.0, 0.5])
+    assert _settled(np.array([5e-5, 2e-5]), np.array([2e-4, 8e-5]), s, 1e-4)
+    # ratio 0.9: 9 times the last rise still to come
+    assert not _settled(np.array([5e-5, 2e-5]), np.array([5.5e-5, 2.2e-5]), s, 1e-4)
+    assert not _settled(np.array([5e-5, 2e-5]), np.array([4e-5, 8e-5]), s, 1e-4)
+    assert not _settled(np.array([5e-5, 2e-5]), None, s, 1e-4)
+    assert not _settled(np.array([2e-4, 2e-5]), np.array([1e-3, 8e-5]), s, 1e-4)
+    assert _settled(np.array([1e-9, 0.0]), np.array([1e-10, 0.0]), s, 1e-4)
+
+
 def test_whole_space_is_exact():
     """A block as large as the matrix: the first answers span everything."""
     A = np.random.default_rng(0).standard_normal((12, 7))
@@ -322,14 +362,17 @@ def test_same_rng_same_result_and_generators_advance():
     assert not np.array_equal(c.U, d.U)
 
 
-@pytest.mark.parametrize("fmt", ["csr", "dense"])
-def test_same_result_for_one_and_two_threads(fmt):
+@pytest.mark.parametrize("fmt,shape,k", [("csr", (3000, 400), 5), ("dense", (3000, 400), 5),
+                                         ("csr", (20000, 300), 40)])
+def test_same_result_for_one_and_two_threads(fmt, shape, k):
     """Numba's thread count and the caller's BLAS threads change nothing: the
-    sparse products split output rows only, and BLAS runs on one thread
-    inside krylov_svd.  Bitwise within one process (same BLAS kernels)."""
+    sparse products split output rows only, the large products with the
+    bases (20,000 rows, 40 + 4 columns a block: several row chunks) sum their
+    fixed row chunks in order, and BLAS runs on one thread inside
+    krylov_svd.  Bitwise within one process (same BLAS kernels)."""
     from threadpoolctl import threadpool_limits
 
-    A = sparse_test_matrix(6, m=3000, n=400, density=0.05)
+    A = sparse_test_matrix(6, m=shape[0], n=shape[1], density=0.05)
     if fmt == "dense":
         A = A.toarray()
     previous = numba.get_num_threads()
@@ -338,7 +381,7 @@ def test_same_result_for_one_and_two_threads(fmt):
         for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
             numba.set_num_threads(threads)
             with threadpool_limits(limits=threads, user_api="blas"):
-                results.append(sl.krylov_svd(A, 5, rng=11, passes=6))
+                results.append(sl.krylov_svd(A, k, rng=11, passes=6))
     finally:
         numba.set_num_threads(previous)
     a, b = results
