@@ -18,7 +18,7 @@ Two halves:
 The default profile is derandomized and small: every call of the grid
 against the representative corruptions (CORE_CORRUPTIONS), the huge
 dimensions and the bad sizes and seeds.  The long profile
-(``SKETCHLAB_XSLOW=1`` or ``--runslow``, see tests/conftest.py) runs the
+(``SKETCHLAB_XSLOW=1`` or ``--runslow``, see tests/_switch.py) runs the
 whole corruption grid (every corruption, both sparse classes, random
 positions) and the properties with many more, and larger, examples.  Known bugs are kept as
 ``xfail(strict=True)`` cases, so that fixing one makes its case pass and
@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 import sketchlab as sl
 
 from . import fuzz_cases as fc
-from .conftest import xslow_enabled
+from ._switch import xslow_enabled
 from .reference import eta_dense, nystrom_dense, optimal_spsd_dense, rbf_dense
 
 # The expected outcomes encode how scipy reads (or refuses) corrupt COO, DOK
