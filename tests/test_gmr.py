@@ -556,3 +556,12 @@ def test_bad_projection_input(func):
         func(sp.eye(3, format="csr"))
     with pytest.raises(TypeError, match="X must be numeric"):
         func(np.array([[None]]))
+
+
+@pytest.mark.kernels  # the sketches' compiled loops
+def test_sketch_size_as_a_numpy_int_and_huge():
+    A, C, R = np.ones((30, 20)), np.ones((30, 2)), np.ones((2, 20))
+    X1 = sl.fast_gmr(A, C, R, sketch_size=np.array(20), rng=0).X
+    assert X1.shape == (2, 2)
+    with pytest.raises(ValueError, match=r"sketch_size\[0\] \(s_c\) must be an int in \[1, 30\]"):
+        sl.fast_gmr(A, C, R, sketch_size=10**9)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import sketchlab as sl
 import sketchlab._residuals as residuals
 from sketchlab import fast_gmr, gmr
 from sketchlab import gmr_error_ratio, gmr_residual, lowrank_residual
@@ -388,3 +389,19 @@ def test_entries_near_1e200_and_1e_170_against_exact_arithmetic(big, form):
         assert 0 < want < np.inf
         got = gmr_residual(as_form(args[0], form), *args[1:])
         assert got == pytest.approx(want, rel=1e-12), scales
+
+
+@pytest.mark.kernels  # the residuals' compiled loops
+@pytest.mark.parametrize("scale", [1e-170, 1e160])
+def test_residuals_do_not_depend_on_the_scale(scale):
+    gen = np.random.default_rng(0)
+    A, C, R = gen.standard_normal((40, 30)), gen.standard_normal((40, 3)), \
+        gen.standard_normal((2, 30))
+    X = sl.gmr(A, C, R) + 0.01
+    base = sl.gmr_residual(A, C, X, R)
+    assert sl.gmr_residual(A * scale, C, X * scale, R) == pytest.approx(base * scale, rel=1e-12)
+    assert sl.gmr_error_ratio(A * scale, C, X * scale, R) == pytest.approx(
+        sl.gmr_error_ratio(A, C, X, R), rel=1e-10)
+    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    assert sl.lowrank_residual(A * scale, U[:, :3], s[:3] * scale, Vt[:3]) == pytest.approx(
+        sl.lowrank_residual(A, U[:, :3], s[:3], Vt[:3]) * scale, rel=1e-12)

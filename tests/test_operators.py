@@ -5,6 +5,9 @@ array classes, int64 indices} x {float32, float64} x {left, right, two-sided,
 block}.
 """
 
+import pickle
+import time
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -14,6 +17,7 @@ from hypothesis import strategies as st
 import sketchlab as sl
 
 from ._kinds import ALL, make
+from ._support import run_isolated
 from .reference import dense_of, leverage_dense
 
 SCORES = np.abs(np.random.default_rng(7).standard_normal(23)) + np.r_[np.zeros(3), np.ones(20)]
@@ -686,3 +690,73 @@ def test_sparse_left_sketch_streams_only_into_four_or_more_buffers(fits, monkeyp
     np.testing.assert_allclose(S @ D, dense_of(S) @ D, rtol=1e-12, atol=1e-12)
     sparse_loop = "left_csr_chunks_hash" if fits >= 4 else "left_csr"
     assert calls == [sparse_loop, "left_dense_chunks_hash"]
+
+
+# ---- reported failures: crashes, silently wrong answers, slow errors -------------------
+
+
+def test_indptr_must_start_at_zero():
+    X = sp.random(30, 40, density=0.2, format="csr", random_state=0)
+    bad = X.copy()
+    bad.indptr[0] = 2
+    with pytest.raises(ValueError, match=r"A.indptr must start at 0, got indptr\[0\] = 2"):
+        bad @ sl.SRHT(5, 40, rng=0).T
+    with pytest.raises(ValueError, match="must start at 0"):
+        sl.SRHT(5, 30, rng=0) @ bad
+    csc = X.tocsc()
+    csc.indptr[0] = 1
+    with pytest.raises(ValueError, match="must start at 0"):
+        sl.GaussianSketch(5, 30, rng=0) @ csc
+
+
+def test_hashing_sketch_sizes_fit_the_packed_codes():
+    with pytest.raises(ValueError, match=r"sketch_size must be <= 2\*\*30"):
+        sl.CountSketch(2**31 - 1, 64, rng=0)
+    S = sl.CountSketch(2**30, 64, rng=0)  # the largest: rows stay non-negative
+    rows = S.tosparse("coo").row
+    assert rows.min() >= 0 and rows.max() < 2**30
+
+
+def test_leverage_sampler_with_huge_scores():
+    S = sl.LeverageScoreSampler(5, scores=np.full(10, 1e308), rng=0)
+    assert np.isfinite(S.weights).all() and np.allclose(S.probabilities, 0.1)
+
+
+def test_operators_compare_equal_across_processes_and_stay_read_only():
+    code = """
+        import pickle, sys, numpy as np, sketchlab as sl
+        S = sl.LeverageScoreSampler(4, scores=np.arange(1.0, 9.0), rng=3)
+        sys.stdout.write(pickle.dumps(S).hex())
+    """
+    _, out, err = run_isolated(code)
+    other = pickle.loads(bytes.fromhex(out))
+    here = sl.LeverageScoreSampler(4, scores=np.arange(1.0, 9.0), rng=3)
+    assert other == here and hash(other) == hash(here)
+    for obj in (other, pickle.loads(pickle.dumps(sl.UniformSampler(3, 9, rng=0))),
+                pickle.loads(pickle.dumps(sl.SRHT(4, 9, rng=0)))):
+        arrays = [getattr(obj, name) for name in ("indices", "weights", "probabilities",
+                                                  "sampled_rows") if hasattr(obj, name)]
+        assert arrays and not any(a.flags.writeable for a in arrays)
+
+
+@pytest.mark.parametrize("kind", ["countsketch", "osnap", "uniform", "gaussian", "srht"])
+def test_transpose_products_keep_float32(kind):
+    S = sl.make_sketch(kind, 4, 16, rng=0)
+    y = np.ones(4, dtype=np.float32)
+    assert (S.T @ y).dtype == np.float32
+    assert (S.T @ np.ones((4, 2), dtype=np.float32)).dtype == np.float32
+
+
+def test_clear_errors_fast():
+    X = sp.random(20, 10, density=0.3, format="csr", random_state=0)
+    bad = X.copy()
+    bad.indices = bad.indices.astype(np.float64)
+    with pytest.raises(TypeError, match="A.indices must be a 1-D integer array"):
+        sl.CountSketch(4, 20, rng=0) @ bad
+    S = sl.CountSketch(4, 20, rng=0)
+    with pytest.raises(TypeError, match="S.T @ T of two operators is not supported"):
+        S.T @ S
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="toarray"):
+        sl.CountSketch(8, 2**31 - 1, rng=0).toarray()
+    assert time.perf_counter() - start < 1.0  # before any hashing

@@ -525,3 +525,11 @@ def test_integer_points_far_from_origin_give_the_same_entry_in_any_block(form):
     np.testing.assert_array_equal(K[np.ix_(cols)[0], cols], full[np.ix_(cols, cols)])
     np.testing.assert_array_equal(K.cross(X[:9], cols), full[:9][:, cols])
     check_kernel_values(full, rbf_scaled_reference(X, X, 1e-4, 1.0), 1e-13)
+
+
+def test_rbf_kernel_far_from_the_origin():
+    X = np.array([[1e9], [1e9 + 0.5], [1e9 + 1]])
+    K = sl.RBFKernel(X, gamma=1.0).toarray()
+    np.testing.assert_allclose(K[0], [1.0, np.exp(-0.25), np.exp(-1.0)], rtol=1e-14)
+    K = sl.RBFKernel(np.array([[1e160], [2e160]]), gamma=1e-320).toarray()
+    assert np.isfinite(K).all()

@@ -679,3 +679,17 @@ def test_fast_sp_svd_beats_practical_on_real_data(filename, load_libsvm):
     for x in SVD_GRID:
         assert table[x, "fast"] < table[x, "practical"]
         assert table[x, "fast"] < table[x, "practical c=r"]
+
+
+@pytest.mark.kernels  # the sketches' compiled loops
+def test_fast_sp_svd_with_square_sketches_is_exact():
+    A = np.random.default_rng(1).standard_normal((50, 40))
+    for func in (sl.fast_sp_svd, sl.practical_sp_svd, sl.three_sketch_svd):
+        for seed in range(5):
+            U, s, Vt = func(A, 40, rng=seed)
+            assert np.linalg.norm(A - (U * s) @ Vt) <= 1e-10 * np.linalg.norm(A)
+
+
+def test_huge_sketch_sizes_are_refused_fast():
+    with pytest.raises(ValueError, match=r"c must be an int in \[1, 40\]"):
+        sl.practical_sp_svd(np.ones((50, 40)), 2, c=10**7, r=10**7)
