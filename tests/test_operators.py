@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 import sketchlab as sl
 
-from ._kinds import ALL, make
-from ._support import run_isolated
+from ._kinds import ALL, SIZED, make
+from ._support import random_matrix, run_isolated
 from .reference import dense_of, leverage_dense
 
 SCORES = np.abs(np.random.default_rng(7).standard_normal(23)) + np.r_[np.zeros(3), np.ones(20)]
@@ -760,3 +760,106 @@ def test_clear_errors_fast():
     with pytest.raises(ValueError, match="toarray"):
         sl.CountSketch(8, 2**31 - 1, rng=0).toarray()
     assert time.perf_counter() - start < 1.0  # before any hashing
+
+
+# ---- application into and onto out, apply_many, sketch_both, index selection ----------
+
+
+@pytest.mark.parametrize("kind", SIZED)
+@pytest.mark.parametrize("fmt", ["C", "F", "csr", "csc"])
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("order", ["C", "F", "slice"])
+def test_apply_into_and_onto_out(kind, fmt, axis, order):
+    d, other = 40, 23
+    S = make(kind, 7, d, 1)
+    A, D = random_matrix(fmt, *((d, other) if axis == 0 else (other, d)), seed=2)
+    Sd = dense_of(S)
+    want = Sd @ D if axis == 0 else D @ Sd.T
+    shape = want.shape
+    base = np.random.default_rng(3).standard_normal((shape[0] + 4, shape[1] + 3))
+    if order == "slice":  # a window of a larger array: neither C- nor F-contiguous
+        out = base[2:2 + shape[0], 1:1 + shape[1]]
+    else:
+        out = np.array(base[:shape[0], :shape[1]], order=order)
+    before = out.copy()
+    assert S.apply(A, axis=axis, out=out, accumulate=True) is out
+    np.testing.assert_allclose(out, before + want, rtol=1e-12, atol=1e-12)
+    assert S.apply(A, axis=axis, out=out) is out
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
+    if order == "slice":  # the rest of the larger array is untouched
+        mask = np.ones(base.shape, bool)
+        mask[2:2 + shape[0], 1:1 + shape[1]] = False
+        np.testing.assert_array_equal(base[mask],
+                                      np.random.default_rng(3).standard_normal(base.shape)[mask])
+
+
+@pytest.mark.parametrize("kind", SIZED)
+def test_apply_out_is_bitwise_the_plain_result_for_hashing_and_sampling(kind):
+    S = make(kind, 9, 60, 4)
+    A = sp.random(60, 30, density=0.2, format="csr", random_state=5)
+    out = np.empty((9, 30))
+    S.apply(A, out=out)
+    if kind in ("countsketch", "osnap", "uniform"):
+        assert np.array_equal(out, S @ A)
+    else:
+        np.testing.assert_allclose(out, S @ A, rtol=1e-13, atol=1e-13)
+
+
+def test_apply_out_is_checked():
+    S = sl.CountSketch(5, 20, rng=0)
+    A = np.ones((20, 3))
+    with pytest.raises(ValueError, match=r"out must have shape \(5, 3\)"):
+        S.apply(A, out=np.empty((5, 4)))
+    with pytest.raises(ValueError, match="out must have dtype float64"):
+        S.apply(A, out=np.empty((5, 3), dtype=np.float32))
+    with pytest.raises(TypeError, match="out must be a numpy.ndarray"):
+        S.apply(A, out=[[0.0] * 3] * 5)
+    frozen = np.empty((5, 3))
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="out must be writable"):
+        S.apply(A, out=frozen)
+
+
+@pytest.mark.parametrize("kind", SIZED)
+@pytest.mark.parametrize("axis", [0, 1])
+def test_apply_many_equals_apply_bit_for_bit(kind, axis):
+    S = make(kind, 6, 50, 7)
+    X1, _ = random_matrix("C", *((50, 8) if axis == 0 else (8, 50)), seed=8)
+    X2, _ = random_matrix("csr", *((50, 5) if axis == 0 else (5, 50)), seed=9, dtype=np.float32)
+    together = S.apply_many([X1, X2], axis, offset=None)
+    for X, got in zip([X1, X2], together):
+        alone = S.apply(X, axis)
+        assert got.dtype == alone.dtype
+        np.testing.assert_array_equal(got, alone)
+    with pytest.raises(ValueError, match=r"arrays\[1\].shape\[0\] = 49 differs"):
+        S.apply_many([np.ones((50, 2)), np.ones((49, 2))])
+
+
+@pytest.mark.parametrize("fmt", ["C", "csr", "csc"])
+def test_sketch_both_into_and_onto_out(fmt):
+    S1, S2 = sl.CountSketch(6, 30, rng=1), sl.OSNAP(5, 20, rng=2)
+    A, D = random_matrix(fmt, 30, 20, seed=3)
+    want = dense_of(S1) @ D @ dense_of(S2).T
+    out = np.asfortranarray(np.ones((6, 5)))
+    assert sl.sketch_both(S1, A, S2, out=out, accumulate=True) is out
+    np.testing.assert_allclose(out, 1.0 + want, rtol=1e-12, atol=1e-12)
+
+
+def test_index_selection_gathers_rows_and_columns():
+    A = np.arange(20.0).reshape(4, 5)
+    P = sl.IndexSelection([3, 1, 1], 4)
+    np.testing.assert_array_equal(P @ A, A[[3, 1, 1]])
+    Q = sl.IndexSelection([4, 0], 5)
+    np.testing.assert_array_equal(A @ Q.T, A[:, [4, 0]])
+    np.testing.assert_array_equal(Q @ sp.csr_matrix(A.T), A.T[[4, 0]])
+    assert P == sl.IndexSelection(np.array([3, 1, 1]), 4) and P != sl.IndexSelection([3, 1], 4)
+    with pytest.raises(ValueError, match=r"indices must lie in \[0, 4\)"):
+        sl.IndexSelection([4], 4)
+    with pytest.raises(ValueError, match="indices must be a non-empty 1-D array of ints"):
+        sl.IndexSelection([0.5], 4)
+
+
+def test_pickled_sampler_stays_read_only():
+    sampler = pickle.loads(pickle.dumps(sl.LeverageScoreSampler(5, scores=np.arange(1.0, 9.0),
+                                                                rng=1)))
+    assert not sampler.indices.flags.writeable and not sampler.probabilities.flags.writeable
