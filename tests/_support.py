@@ -81,6 +81,19 @@ def kernel_points(n, d, dtype, seed, density=0.6, nonnegative=False, repeat=(5, 
     return (np.abs(X) if nonnegative else X).astype(dtype)
 
 
+def sketch_state(shape):
+    """A SketchState of ``shape`` with a range, a co-range and a core sketch of
+    four kinds."""
+    import sketchlab as sl
+
+    m, n = shape
+    return sl.SketchState(shape, {
+        "range": (None, sl.GaussianSketch(3, n, rng=1)),
+        "co-range": (sl.CountSketch(4, m, rng=2), None),
+        "core": (sl.OSNAP(5, m, rng=3), sl.SRHT(4, n, rng=4)),
+    })
+
+
 # ---- input forms -------------------------------------------------------------------------
 
 
@@ -131,3 +144,24 @@ def as_form(A, form):
 def rel_err(X, Y):
     """||X - Y||_F / ||Y||_F, in float64."""
     return np.linalg.norm(np.asarray(X, dtype=np.float64) - Y) / np.linalg.norm(Y)
+
+
+def compare(got, want):
+    """Max difference of two lists of arrays, relative to the largest entry
+    of the reference (inf on a shape mismatch or on non-finite entries where
+    the reference has other values)."""
+    if len(got) != len(want):
+        return float("inf"), "different number of outputs"
+    got = [np.asarray(g, dtype=np.float64) for g in got]
+    want = [np.asarray(w, dtype=np.float64) for w in want]
+    scale = max([np.abs(w[np.isfinite(w)]).max(initial=0.0) for w in want] + [1e-300])
+    worst = 0.0
+    for g, w in zip(got, want):
+        if g.shape != w.shape:
+            return float("inf"), f"shape {g.shape} != {w.shape}"
+        finite = np.isfinite(w)
+        if not np.array_equal(np.isfinite(g), finite) or not np.array_equal(g[~finite],
+                                                                              w[~finite]):
+            return float("inf"), "non-finite entries differ from the reference's"
+        worst = max(worst, float(np.abs(g[finite] - w[finite]).max(initial=0.0) / scale))
+    return worst, ""

@@ -27,6 +27,7 @@ from sketchlab import (
 from sketchlab import gmr_error_ratio, gmr_residual
 
 from ._kinds import KINDS as REGISTERED
+from ._support import base_dense
 from .reference import fast_gmr_explicit, gmr_pinv
 
 EPS64 = np.finfo(np.float64).eps
@@ -565,3 +566,41 @@ def test_sketch_size_as_a_numpy_int_and_huge():
     assert X1.shape == (2, 2)
     with pytest.raises(ValueError, match=r"sketch_size\[0\] \(s_c\) must be an int in \[1, 30\]"):
         sl.fast_gmr(A, C, R, sketch_size=10**9)
+
+
+# ---- from the fuzz suite (tests/test_fuzz.py): the bugs it found, every option once --
+
+
+@pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
+@pytest.mark.parametrize("problem", ["exact_fit", "small"])
+def test_fast_gmr_tol_with_zero_residual(problem):
+    """An exact fit (or a probe estimate below the excess) used to divide by zero."""
+    if problem == "exact_fit":  # A = C X R
+        gen = np.random.default_rng(1)
+        C, R = gen.standard_normal((50, 3)), gen.standard_normal((4, 40))
+        A = C @ gen.standard_normal((3, 4)) @ R
+    else:  # the 7 x 5 matrix of the child cases
+        A, C, R = base_dense((7, 5)), base_dense((7, 2), 31), base_dense((2, 5), 32)
+    X = sl.fast_gmr(A, C, R, tol=0.5, rng=0).X
+    assert sl.gmr_error_ratio(A, C, X, R) <= 1.5
+
+
+@pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
+@pytest.mark.parametrize("kind", ["countsketch", "gaussian", "uniform", "leverage"])
+def test_fast_gmr_tol_meets_its_target(kind):
+    """The fixed-accuracy path on a problem with a residual (where it works)."""
+    gen = np.random.default_rng(1)
+    C, R = gen.standard_normal((300, 3)), gen.standard_normal((4, 200))
+    A = C @ gen.standard_normal((3, 4)) @ R + 0.3 * gen.standard_normal((300, 200))
+    A_sparse = sp.csr_matrix(A)
+    X = sl.fast_gmr(A_sparse, C, R, tol=0.2, sketch=kind, rng=2).X
+    assert np.allclose(X, sl.fast_gmr(A, C, R, tol=0.2, sketch=kind, rng=2).X, rtol=1e-8)
+    assert sl.gmr_error_ratio(A, C, X, R) <= 0.2 * 3  # an estimate: allow a safety factor
+
+
+@pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
+def test_fast_gmr_sketch_size_above_dimension_is_refused_by_name():
+    """The docstring said larger sizes were accepted; they are refused, and it says so."""
+    A, C, R = base_dense((7, 5)), base_dense((7, 2), 1), base_dense((2, 5), 2)
+    with pytest.raises(ValueError, match=r"sketch_size\[1\] \(s_r\)"):
+        sl.fast_gmr(A, C, R, sketch_size=(7, 6), sketch="countsketch", rng=0)

@@ -863,3 +863,31 @@ def test_pickled_sampler_stays_read_only():
     sampler = pickle.loads(pickle.dumps(sl.LeverageScoreSampler(5, scores=np.arange(1.0, 9.0),
                                                                 rng=1)))
     assert not sampler.indices.flags.writeable and not sampler.probabilities.flags.writeable
+
+
+# ---- from the fuzz suite (tests/test_fuzz.py): the bugs it found, every option once --
+
+
+@pytest.mark.parametrize("how", ["gaussian_left", "gaussian_right", "srht_block",
+                                 "composed_sparse"])
+def test_dense_kinds_empty_free_dimension(how):
+    """An empty result, as the other kinds give (was a BLAS 'unexpected array size')."""
+    if how == "gaussian_left":
+        assert (sl.GaussianSketch(2, 3, rng=0) @ np.zeros((3, 0))).shape == (2, 0)
+    elif how == "gaussian_right":
+        assert (np.zeros((0, 3)) @ sl.GaussianSketch(2, 3, rng=0).T).shape == (0, 2)
+    elif how == "srht_block":
+        assert sl.SRHT(2, 4, rng=0).apply(np.zeros((3, 0)), offset=0).shape == (2, 0)
+    else:
+        T = sl.compose(sl.GaussianSketch(2, 3, rng=0), sl.CountSketch(3, 4, rng=1))
+        assert (sp.csr_matrix((0, 4)) @ T.T).shape == (0, 2)
+
+
+@pytest.mark.parametrize("s1, s2, order", [(1, 3, "C"), (3, 1, "C"), (2, 2, "F")])
+def test_sketch_both_accumulate_csc_into_fortran_out(s1, s2, order):
+    """Added once (a CSC A into an F-ordered out used to add S1 A S2^T twice)."""
+    A = sp.random(4, 5, density=0.5, format="csc", random_state=0)
+    S1, S2 = sl.CountSketch(s1, 4, rng=1), sl.CountSketch(s2, 5, rng=2)
+    out = np.zeros((s1, s2), order=order)
+    sl.sketch_both(S1, A, S2, out=out, accumulate=True)
+    assert np.allclose(out, dense_of(S1) @ A.toarray() @ dense_of(S2).T)

@@ -4,10 +4,11 @@ import pickle
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import sketchlab as sl
 
-from ._support import random_matrix
+from ._support import base_dense, random_matrix, sketch_state
 from .reference import dense_of
 
 
@@ -132,3 +133,29 @@ def test_state_pickles():
     back = pickle.loads(pickle.dumps(state))
     for name in sketches:
         np.testing.assert_array_equal(back[name], state[name])
+
+
+# ---- from the fuzz suite (tests/test_fuzz.py): the bugs it found, every option once --
+
+
+def test_sketch_state_core_of_size_one_from_csc_block():
+    A = sp.random(4, 5, density=0.5, format="csc", random_state=0)
+    L, R = sl.CountSketch(1, 4, rng=1), sl.CountSketch(3, 5, rng=2)
+    state = sl.SketchState(A.shape, {"core": (L, R)}).update(A)
+    assert np.allclose(state["core"], dense_of(L) @ A.toarray() @ dense_of(R).T)
+
+
+@pytest.mark.parametrize("e", [-1000, -600, 600, 1000])
+def test_sketch_state_norm_at_extreme_scales(e):
+    """SketchState.norm is ||A||_F at any scale (squared_norm under/overflows
+    there, as ||A||_F^2 itself does), also summed over blocks and dask's
+    shares."""
+    A = base_dense((7, 5))
+    state = sketch_state(A.shape).update(2.0**e * A)
+    assert np.isclose(np.ldexp(state.norm, -e), np.linalg.norm(A), rtol=1e-14)
+    half = sketch_state(A.shape).update(2.0**e * A[:3])
+    rest = sketch_state(A.shape)
+    rest.add_block_sketches(rest.block_sketches(2.0**(e // 2) * A[3:], (3, 0)), (3, 0),
+                            (4, 5))
+    both = np.hypot(np.ldexp(np.linalg.norm(A[:3]), e), np.ldexp(np.linalg.norm(A[3:]), e // 2))
+    assert np.isclose(half.merge(rest).norm, both, rtol=1e-14)

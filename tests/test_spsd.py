@@ -12,6 +12,7 @@ from sketchlab import project_psd
 from sketchlab._kernel_matrices import as_kernel
 from sketchlab import eta
 
+from ._support import as_form, base_dense, compare
 from .reference import (
     dense_of,
     eta_dense,
@@ -481,3 +482,46 @@ def test_fast_spsd_reproduces_paper_table(name, load_libsvm):
     mean = ours.mean(axis=0)
     np.testing.assert_allclose(mean, PAPER_FAST[name], rtol=0.25)
     assert np.all(np.diff(mean) < 0)  # falls with a, as in the table
+
+
+# ---- from the fuzz suite (tests/test_fuzz.py): the bugs it found, every option once --
+
+
+@pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
+@pytest.mark.parametrize("e", [-1000, -600, 600, 1000])
+def test_eta_at_extreme_scales(e):
+    """eta is scale-invariant; ||K||_F^2 and the squared Ritz values used to
+    under- or overflow for |e| >= 600."""
+    K = rbf_dense(base_dense((8, 6), 87), 0.2)
+    assert np.isclose(sl.eta(2.0**e * K, 2, rng=6), sl.eta(K, 2, rng=6), rtol=1e-8)
+
+
+@pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
+@pytest.mark.parametrize("source", ["oracle_csr", "oracle_coo_float32", "array"])
+@pytest.mark.parametrize("landmarks", ["uniform", "rpcholesky", "ridge-leverage"])
+@pytest.mark.parametrize("method", ["nystrom", "fast_spsd", "faster_spsd", "optimal_spsd"])
+def test_spsd_every_method_and_landmarks(method, landmarks, source):
+    X = base_dense((12, 3), 6)
+    if source == "oracle_csr":
+        K = sl.RBFKernel(as_form(X, "csr-unsorted-dup"), 0.4)
+    elif source == "oracle_coo_float32":
+        X = X.astype(np.float32)
+        K = sl.RBFKernel(sp.coo_array(X), 0.4)
+    else:
+        K = rbf_dense(X, 0.4)
+    Kd = rbf_dense(X.astype(np.float64), 0.4)
+    f = getattr(sl, method)
+    args = (4, 8) if method in ("fast_spsd", "faster_spsd") else (4,)
+    approx = f(K, *args, landmarks=landmarks, rng=2, estimate_error=True)
+    ref = f(Kd, *args, landmarks=landmarks, rng=2, estimate_error=True)
+    tol = 1e-4 if source == "oracle_coo_float32" else 1e-8
+    assert np.array_equal(approx.columns, ref.columns)
+    # relative to the largest entry: these cores are ill-conditioned
+    diff, _ = compare([approx.toarray()], [ref.toarray()])
+    assert diff <= tol
+    assert np.isfinite(approx.error_estimate.value)
+    if method in ("nystrom", "optimal_spsd"):
+        cols = approx.columns
+        U = (nystrom_dense if method == "nystrom" else optimal_spsd_dense)(Kd, cols)
+        diff, _ = compare([approx.toarray()], [Kd[:, cols] @ U @ Kd[:, cols].T])
+        assert diff <= tol

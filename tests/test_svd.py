@@ -15,6 +15,7 @@ from sketchlab import _linalg as linalg_mod
 from sketchlab import _svd as svd_mod
 
 from ._kinds import SVD
+from ._support import base_dense
 from .reference import (
     dense_of,
     fast_sp_svd_dense,
@@ -693,3 +694,35 @@ def test_fast_sp_svd_with_square_sketches_is_exact():
 def test_huge_sketch_sizes_are_refused_fast():
     with pytest.raises(ValueError, match=r"c must be an int in \[1, 40\]"):
         sl.practical_sp_svd(np.ones((50, 40)), 2, c=10**7, r=10**7)
+
+
+# ---- from the fuzz suite (tests/test_fuzz.py): the bugs it found, every option once --
+
+
+@pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
+@pytest.mark.parametrize("name", ["fast_sp_svd", "practical_sp_svd", "three_sketch_svd"])
+@pytest.mark.parametrize("e", [-1000, 1000])
+def test_svd_precision_at_extreme_scales(name, e):
+    """fast_sp_svd of a matrix scaled by 2**-1000 (entries near 1e-301) lost
+    about 9 digits: the Householder QR of its range sketch squared entries
+    near underflow.  Now every single-pass SVD is exact under scaling by a
+    power of two, to rounding."""
+    A = base_dense((6, 5), 0)
+    f = getattr(sl, name)
+    U, s, Vt = f(2.0**e * A, 2, rng=3)
+    U1, s1, Vt1 = f(A, 2, rng=3)
+    assert np.allclose(np.ldexp((U * s) @ Vt, -e), (U1 * s1) @ Vt1, rtol=0,
+                       atol=1e-13 * s1.max())
+
+
+@pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
+@pytest.mark.parametrize("name, e", [("fast_sp_svd", -600), ("practical_sp_svd", -1000),
+                                     ("practical_sp_svd", 600), ("three_sketch_svd", 1000)])
+def test_extreme_scale_svd_tol(name, e):
+    """tol= picks the same rank at any scale (||A||_F^2 used to under/overflow:
+    tiny matrices got another rank, huge ones a broadcasting error)."""
+    A = base_dense((8, 6), 1)
+    f = getattr(sl, name)
+    U, s, Vt = f(2.0**e * A, 2, tol=0.3, rng=3)
+    U1, s1, Vt1 = f(A, 2, tol=0.3, rng=3)
+    assert s.shape == s1.shape and np.allclose(np.ldexp(s, -e), s1, rtol=1e-8)
