@@ -94,6 +94,18 @@ def sketch_state(shape):
     })
 
 
+def gmr_problem(m=60, n=50, c=5, r=4, density=0.3, seed=0, dtype=np.float64):
+    """A generalized matrix regression problem: a sparse-ish A (with an empty
+    row and column), and random C, R."""
+    g = np.random.default_rng(seed)
+    A = g.standard_normal((m, n)) * (g.random((m, n)) < density)
+    A[min(3, m - 1)] = 0.0
+    A[:, min(7, n - 1)] = 0.0
+    C = g.standard_normal((m, c))
+    R = g.standard_normal((r, n))
+    return A.astype(dtype), C.astype(dtype), R.astype(dtype)
+
+
 # ---- input forms -------------------------------------------------------------------------
 
 

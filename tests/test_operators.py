@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import sketchlab as sl
 
 from ._kinds import ALL, SIZED, make
-from ._support import random_matrix, run_isolated
+from ._support import random_matrix, run_isolated, unsorted_duplicates
 from .reference import dense_of, leverage_dense
 
 SCORES = np.abs(np.random.default_rng(7).standard_normal(23)) + np.r_[np.zeros(3), np.ones(20)]
@@ -30,7 +30,7 @@ def forms(A):
     """The input forms of one matrix: name -> (object, dense equivalent)."""
     D = A.toarray()
     csr = A.tocsr()
-    unsorted = _unsorted_with_duplicates(csr)
+    unsorted = unsorted_duplicates(csr)
     out = {
         "dense_c": np.ascontiguousarray(D),
         "dense_f": np.asfortranarray(D),
@@ -41,25 +41,6 @@ def forms(A):
         "csc_array_int64": _int64(sp.csc_array(A.tocsc())),
     }
     return out, D
-
-
-def _unsorted_with_duplicates(csr):
-    """Same matrix with each row's entries reversed and every value split
-    into two duplicate entries (scipy sums duplicates)."""
-    indptr, indices, data = [0], [], []
-    for i in range(csr.shape[0]):
-        lo, hi = csr.indptr[i], csr.indptr[i + 1]
-        cols = csr.indices[lo:hi][::-1]
-        vals = csr.data[lo:hi][::-1]
-        indices.extend(np.repeat(cols, 2))
-        data.extend(np.repeat(vals, 2) * np.tile([0.25, 0.75], len(vals)))
-        indptr.append(len(indices))
-    M = sp.csr_matrix(
-        (np.array(data, dtype=csr.dtype), np.array(indices, dtype=np.int32), np.array(indptr)),
-        shape=csr.shape,
-    )
-    assert not M.has_sorted_indices or M.nnz == 0
-    return M
 
 
 def _int64(M):

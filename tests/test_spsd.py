@@ -12,7 +12,7 @@ from sketchlab import project_psd
 from sketchlab._kernel_matrices import as_kernel
 from sketchlab import eta
 
-from ._support import as_form, base_dense, compare
+from ._support import as_form, base_dense, compare, rel_err
 from .reference import (
     dense_of,
     eta_dense,
@@ -50,10 +50,6 @@ def kernel(request):
     return Kd, Kd
 
 
-def rel(A, B):
-    return np.linalg.norm(A - B) / np.linalg.norm(B)
-
-
 # ---- each method against its formula ----------------------------------------
 
 
@@ -74,14 +70,14 @@ def test_nystrom_equals_formula(kernel):
     K, Kd = kernel
     res = sl.nystrom(K, C_LAND, rng=1)
     assert res.method == "nystrom" and res.samples == ()
-    assert rel(res.U, nystrom_dense(Kd, res.columns)) < 1e-10
+    assert rel_err(res.U, nystrom_dense(Kd, res.columns)) < 1e-10
     np.testing.assert_array_equal(res.U, res.U.T)
 
 
 def test_optimal_equals_formula(kernel):
     K, Kd = kernel
     res = sl.optimal_spsd(K, C_LAND, rng=1, block_rows=7)
-    assert rel(res.U, optimal_spsd_dense(Kd, res.columns)) < 1e-10
+    assert rel_err(res.U, optimal_spsd_dense(Kd, res.columns)) < 1e-10
     # it is the minimizer: moving U in any direction increases the error
     base = spsd_error_dense(Kd, res.C, res.U)
     for seed in range(3):
@@ -112,7 +108,7 @@ def test_fast_spsd_equals_formula(kernel, options):
     if options.get("include_columns"):
         np.testing.assert_array_equal(idx[:C_LAND], res.columns)
     S = sampling_dense(idx, w, N)
-    assert rel(res.U, fast_spsd_dense(Kd, res.columns, S)) < 1e-10
+    assert rel_err(res.U, fast_spsd_dense(Kd, res.columns, S)) < 1e-10
     assert np.linalg.eigvalsh(res.U).min() >= -1e-10 * np.abs(res.U).max()
 
 
@@ -132,11 +128,11 @@ def test_fast_spsd_variants_reduce_to_known_cases(kernel):
     cols = np.array([3, 10, 20, 33, 47, 52, 70, 88])
     nys = sl.nystrom(K, None, columns=cols)
     forced = sl.fast_spsd(K, None, C_LAND, columns=cols, include_columns=True, rng=0)
-    assert rel(forced.U, nys.U) < 1e-10  # S = the landmark rows: Nystrom
+    assert rel_err(forced.U, nys.U) < 1e-10  # S = the landmark rows: Nystrom
     scaled = sl.fast_spsd(K, None, S_SIZE, columns=cols, rng=4)
     unscaled = sl.fast_spsd(K, None, S_SIZE, columns=cols, rng=4, scaled=False)
     np.testing.assert_array_equal(scaled.samples[0][0], unscaled.samples[0][0])
-    assert rel(unscaled.U, scaled.U) < 1e-10  # a constant scale cancels
+    assert rel_err(unscaled.U, scaled.U) < 1e-10  # a constant scale cancels
 
 
 def test_faster_spsd_equals_formula_with_its_leverage_samplers(kernel):
@@ -156,7 +152,7 @@ def test_faster_spsd_equals_formula_with_its_leverage_samplers(kernel):
     D1, D2 = dense_of(S1), dense_of(S2)
     np.testing.assert_allclose(sampling_dense(i1, w1, N), D1, rtol=1e-12)
     np.testing.assert_allclose(sampling_dense(i2, w2, N), D2, rtol=1e-12)
-    assert rel(res.U, faster_spsd_dense(Kd, cols, D1, D2)) < 1e-9
+    assert rel_err(res.U, faster_spsd_dense(Kd, cols, D1, D2)) < 1e-9
     np.testing.assert_array_equal(res.U, res.U.T)
     assert np.linalg.eigvalsh(res.U).min() >= -1e-12 * np.abs(res.U).max()
 

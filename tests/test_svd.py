@@ -15,7 +15,7 @@ from sketchlab import _linalg as linalg_mod
 from sketchlab import _svd as svd_mod
 
 from ._kinds import SVD
-from ._support import base_dense
+from ._support import base_dense, low_rank_plus_noise
 from .reference import (
     dense_of,
     fast_sp_svd_dense,
@@ -39,14 +39,6 @@ def run(method, A, k, kind="gaussian", **kw):
         return sl.practical_sp_svd(A, k, c=2 * k, r=3 * k, range_sketch=kind, **kw)
     kw = {"c": 2 * k, "r": 3 * k, "s_c": 6 * k, "s_r": 8 * k, "core_sketch": kind, **kw}
     return sl.three_sketch_svd(A, k, range_sketch=kind, **kw)
-
-
-def low_rank_plus_noise(m, n, rank, noise, seed):
-    gen = np.random.default_rng(seed)
-    A = (gen.standard_normal((m, rank)) * np.geomspace(10, 1, rank)) @ gen.standard_normal(
-        (rank, n)
-    )
-    return A + noise * gen.standard_normal((m, n))
 
 
 def sparse_matrix(m, n, density, seed, fmt="csr"):
