@@ -30,6 +30,8 @@ SIZED = kinds_with(needs_scores=False)
 ONE_PASS = kinds_with(one_pass=True)
 SVD = kinds_with(svd=True)
 GMR = kinds_with(gmr=True)
+SPLITTABLE = kinds_with(splittable=True, gmr=True)
+"""The kinds of ``fast_gmr(tol=...)``."""
 
 
 def scores(d, seed):

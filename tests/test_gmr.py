@@ -27,6 +27,7 @@ from sketchlab import (
 from sketchlab import gmr_error_ratio, gmr_residual
 
 from ._kinds import KINDS as REGISTERED
+from ._kinds import SPLITTABLE
 from ._support import FORMS, as_form, base_dense, gmr_problem, rel_err
 from .reference import fast_gmr_explicit, gmr_pinv
 
@@ -548,7 +549,7 @@ def test_fast_gmr_tol_with_zero_residual(problem):
 
 
 @pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
-@pytest.mark.parametrize("kind", ["countsketch", "gaussian", "uniform", "leverage"])
+@pytest.mark.parametrize("kind", SPLITTABLE)
 def test_fast_gmr_tol_meets_its_target(kind):
     """The fixed-accuracy path on a problem with a residual (where it works)."""
     gen = np.random.default_rng(1)

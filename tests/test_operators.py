@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import sketchlab as sl
 
-from ._kinds import ALL, SIZED, make
+from ._kinds import ALL, ONE_PASS, SIZED, make
 from ._support import random_matrix, run_isolated, unsorted_duplicates
 from .reference import dense_of, leverage_dense
 
@@ -124,7 +124,7 @@ def test_blocks_sum_to_full(kind, axis, kernel_regime):
         np.testing.assert_allclose(total, S.apply(X, axis=axis), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("kind", ["countsketch", "osnap", "uniform", "leverage"])
+@pytest.mark.parametrize("kind", ONE_PASS)  # the hashing and sampling kinds
 def test_hashing_and_sampling_blocks_are_bitwise_exact(kind):
     # the tables of a block are exactly the corresponding columns of the full tables
     S = make(kind, 8, 40, seed=9)
@@ -135,7 +135,7 @@ def test_hashing_and_sampling_blocks_are_bitwise_exact(kind):
     np.testing.assert_allclose(parts[0] + parts[1], full, rtol=1e-14, atol=1e-14)
 
 
-@pytest.mark.parametrize("kind", ["countsketch", "osnap", "uniform", "leverage"])
+@pytest.mark.parametrize("kind", ONE_PASS)  # the hashing and sampling kinds
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_add_right_csc_in_place(kind, dtype):
     # the single-pass SVDs add A_block S_block^T into an F-ordered C in place
@@ -259,7 +259,7 @@ def test_composition_matches_product():
     )
 
 
-@pytest.mark.parametrize("kind", ["countsketch", "osnap", "uniform", "leverage"])
+@pytest.mark.parametrize("kind", ONE_PASS)  # the hashing and sampling kinds
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("accumulate", [False, True])
 def test_right_csr_into_f_ordered_out_in_place(kind, dtype, accumulate, monkeypatch):
@@ -720,9 +720,9 @@ def test_operators_compare_equal_across_processes_and_stay_read_only():
         assert arrays and not any(a.flags.writeable for a in arrays)
 
 
-@pytest.mark.parametrize("kind", ["countsketch", "osnap", "uniform", "gaussian", "srht"])
+@pytest.mark.parametrize("kind", SIZED)
 def test_transpose_products_keep_float32(kind):
-    S = sl.make_sketch(kind, 4, 16, rng=0)
+    S = make(kind, 4, 16, 0)
     y = np.ones(4, dtype=np.float32)
     assert (S.T @ y).dtype == np.float32
     assert (S.T @ np.ones((4, 2), dtype=np.float32)).dtype == np.float32
