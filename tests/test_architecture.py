@@ -207,3 +207,18 @@ def test_workqueue_layer_guard_is_in_the_launch_door():
                     if name in parallel and not name.startswith("_"):
                         assert guarded or func.name.endswith("_loops"), (
                             f"{path.name}:{call.lineno}: {name} launched outside threads_for")
+
+
+def test_library_tests_do_not_import_the_experiments():
+    # the experiments' tests live beside them (experiments/tests/); the
+    # library's tests and their conftest stand without the experiments package
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            assert not any(n.split(".")[0] == "experiments" for n in names), (
+                f"tests/{path.name}:{node.lineno} imports the experiments package")
