@@ -308,8 +308,9 @@ KERNEL_DATASETS = ("dna", "gisette", "madelon", "mushrooms", "splice", "a5a")
 def data_dirs():
     """The directories searched for data files, in order.
 
-    This is the one rule of the experiments and the tests (``tests/conftest.py``
-    imports it):
+    This is the one rule of the experiments and the tests (``tests/_data.py``
+    repeats it, so that the library's tests do not import the experiments;
+    ``experiments/tests/test_datasets.py`` checks that the two agree):
 
     1. ``$SKETCHLAB_DATA``, when it is set, and then only that directory (a run
        never picks up files from elsewhere);

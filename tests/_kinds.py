@@ -24,9 +24,14 @@ VARIANTS = {
 ALL = KINDS + tuple(VARIANTS)
 """The registered kinds and their variants."""
 
+SIZED = kinds_with(needs_scores=False)
+"""The kinds built from sizes alone (no scores)."""
+
 ONE_PASS = kinds_with(one_pass=True)
 SVD = kinds_with(svd=True)
 GMR = kinds_with(gmr=True)
+SPLITTABLE = kinds_with(splittable=True, gmr=True)
+"""The kinds of ``fast_gmr(tol=...)``."""
 
 
 def scores(d, seed):

@@ -37,6 +37,13 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from sketchlab._registry import make_sketch
+
+from . import _kinds
+from ._support import base_dense, compare
+from ._support import sketch_state as _state
+from .reference import dense_of
+
 REPO = Path(__file__).resolve().parents[1]
 
 # the child's address-space limit: an allocation that a bug makes huge fails
@@ -50,21 +57,6 @@ FORMATS = ("csr", "csc", "coo", "bsr", "lil", "dok", "dia")
 # ---------------------------------------------------------------------------
 # Matrices
 # ---------------------------------------------------------------------------
-
-
-def base_dense(shape, seed=0):
-    """A dense float64 matrix with about 30% zeros off a strong diagonal (so
-    that its nonzero columns are independent), an empty row and an empty
-    column when there is room."""
-    gen = np.random.default_rng([seed, *shape])
-    D = gen.standard_normal(shape) + 2.0 * np.eye(*shape)
-    D[gen.random(shape) < 0.3] = 0.0
-    np.fill_diagonal(D, np.diag(D) + 3.0)
-    if shape[0] > 4:
-        D[shape[0] - 2] = 0.0  # an empty row
-    if shape[1] > 4:
-        D[:, shape[1] - 1] = 0.0  # an empty column
-    return D
 
 
 def as_format(D, fmt, cls="m"):
@@ -481,14 +473,11 @@ def corrupt_input(corruption, shape, cls, seed=None, base_seed=0):
 # ---------------------------------------------------------------------------
 
 
-def _ops():
+def _extras():
+    """The operators the grid adds to the registered kinds: sampling without
+    replacement, a composition and an index selection (not kinds of the
+    registry)."""
     import sketchlab as sl
-
-    def leverage(s, d, rng):
-        return sl.LeverageScoreSampler(s, d, scores=np.linspace(1.0, 2.0, d), rng=rng)
-
-    def srht(s, d, rng):
-        return sl.SRHT(min(s, 1 << max(0, (d - 1).bit_length())), d, rng=rng)
 
     def composed(s, d, rng):
         return sl.compose(sl.GaussianSketch(s, s + 2, rng=rng), sl.OSNAP(s + 2, d, rng=rng + 1))
@@ -497,38 +486,34 @@ def _ops():
         return sl.IndexSelection(np.arange(s) * 7 % d, d)
 
     return {
-        "countsketch": lambda s, d, rng: sl.CountSketch(s, d, rng=rng),
-        "osnap": lambda s, d, rng: sl.OSNAP(s, d, nnz_per_col=min(2, s), rng=rng),
-        "gaussian": lambda s, d, rng: sl.GaussianSketch(s, d, rng=rng),
-        "srht": srht,
-        "uniform": lambda s, d, rng: sl.UniformSampler(s, d, rng=rng),
         "uniform_noreplace": lambda s, d, rng: sl.UniformSampler(min(s, d), d, replace=False,
                                                                  rng=rng),
-        "leverage": leverage,
         "composed": composed,
         "selection": selection,
     }
 
 
-KINDS = ("countsketch", "osnap", "gaussian", "srht", "uniform", "uniform_noreplace", "leverage",
-         "composed", "selection")
+KINDS = _kinds.KINDS + ("uniform_noreplace", "composed", "selection")
+"""Every registered kind (tests/_kinds.py reads the registry) and the grid's extras."""
 
 
 def make_op(kind, s, d, rng):
-    return _ops()[kind](s, d, rng)
+    """The operator of a name of :data:`KINDS`, of shape (at most) ``(s, d)``."""
+    extras = _extras()
+    if kind in extras:
+        return extras[kind](s, d, rng)
+    params = {}
+    if kind == "srht":  # at most the padded dimension
+        s = min(s, 1 << max(0, (d - 1).bit_length()))
+    if kind == "osnap":
+        params["nnz_per_col"] = min(2, s)
+    if _kinds.REGISTRY[kind].needs_scores:
+        params["scores"] = np.linspace(1.0, 2.0, d)
+    return make_sketch(kind, s, d, rng=rng, **params)
 
 
-def dense_op(S):
-    """The operator as a dense matrix, from its definition (tests/reference.py)."""
-    import sketchlab as sl
-
-    from .reference import dense_of
-
-    if isinstance(S, sl.IndexSelection):
-        return np.eye(S.input_dim)[S.indices]
-    if isinstance(S, sl.ComposedSketch):
-        return dense_op(S.outer) @ dense_op(S.inner)
-    return dense_of(S)
+dense_op = dense_of
+"""The operator as a dense matrix, from its definition (tests/reference.py)."""
 
 
 def abs_op(S):
@@ -796,17 +781,6 @@ def _algorithm_calls():
                                  _dask_ref("fast_sp_svd"), dtype_follows=False),
     }
     return calls
-
-
-def _state(shape):
-    import sketchlab as sl
-
-    m, n = shape
-    return sl.SketchState(shape, {
-        "range": (None, sl.GaussianSketch(3, n, rng=1)),
-        "co-range": (sl.CountSketch(4, m, rng=2), None),
-        "core": (sl.OSNAP(5, m, rng=3), sl.SRHT(4, n, rng=4)),
-    })
 
 
 def _state_update(X):
@@ -1310,27 +1284,6 @@ def names(message, param):
                     or re.search(r"required by (SinglePassSVD|SketchedNystroem)\.", message)):
         return True
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(param)}(?![A-Za-z0-9_])", message) is not None
-
-
-def compare(got, want):
-    """Max difference of two lists of arrays, relative to the largest entry
-    of the reference (inf on a shape mismatch or on non-finite entries where
-    the reference has other values)."""
-    if len(got) != len(want):
-        return float("inf"), "different number of outputs"
-    got = [np.asarray(g, dtype=np.float64) for g in got]
-    want = [np.asarray(w, dtype=np.float64) for w in want]
-    scale = max([np.abs(w[np.isfinite(w)]).max(initial=0.0) for w in want] + [1e-300])
-    worst = 0.0
-    for g, w in zip(got, want):
-        if g.shape != w.shape:
-            return float("inf"), f"shape {g.shape} != {w.shape}"
-        finite = np.isfinite(w)
-        if not np.array_equal(np.isfinite(g), finite) or not np.array_equal(g[~finite],
-                                                                              w[~finite]):
-            return float("inf"), "non-finite entries differ from the reference's"
-        worst = max(worst, float(np.abs(g[finite] - w[finite]).max(initial=0.0) / scale))
-    return worst, ""
 
 
 def execute(case):

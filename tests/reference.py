@@ -103,6 +103,8 @@ def dense_of(op):
     s, d = op.shape
     if isinstance(op, sl.ComposedSketch):
         return dense_of(op.outer) @ dense_of(op.inner)
+    if isinstance(op, sl.IndexSelection):
+        return np.eye(d)[op.indices]
     if isinstance(op, sl.CountSketch):
         return countsketch_dense(s, d, op.seed)
     if isinstance(op, sl.OSNAP):

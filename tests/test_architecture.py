@@ -172,3 +172,53 @@ def test_upward_imports_are_inside_functions():
                 assert id(node) not in module_level, (
                     f"{path.relative_to(PACKAGE)}:{node.lineno}: the upward import of {target} "
                     "must sit inside the function that needs it")
+
+
+def test_workqueue_layer_guard_is_in_the_launch_door():
+    # the concurrent-call test itself is in test_determinism.py; here, every
+    # parallel loop of the package is launched through threads_for
+    root = PACKAGE
+    parallel = set()
+    for path in (root / "_jit").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and any(
+                    isinstance(d, ast.Call) and any(
+                        isinstance(a, ast.Starred) and getattr(a.value, "id", "") == "PJIT"
+                        for a in d.args) or
+                    isinstance(d, ast.Call) and any(
+                        isinstance(k.value, ast.Name) and k.value.id == "PJIT" for k in d.keywords
+                        if k.arg is None)
+                    for d in node.decorator_list):
+                parallel.add(node.name)
+    assert {"left_csr", "both_csr_chunks_hash", "count_nonfinite"} <= parallel
+    for path in root.rglob("*.py"):  # the operators' package included
+        if "_jit" in path.relative_to(root).parts:
+            continue  # compiled code calling compiled code
+        tree = ast.parse(path.read_text())
+        for func in ast.walk(tree):
+            if not isinstance(func, ast.FunctionDef):
+                continue
+            guarded = any(isinstance(w, ast.With) and "threads_for" in ast.unparse(w)
+                          for w in ast.walk(func))
+            for call in ast.walk(func):
+                if isinstance(call, ast.Call):
+                    name = ast.unparse(call.func).split(".")[-1]
+                    if name in parallel and not name.startswith("_"):
+                        assert guarded or func.name.endswith("_loops"), (
+                            f"{path.name}:{call.lineno}: {name} launched outside threads_for")
+
+
+def test_library_tests_do_not_import_the_experiments():
+    # the experiments' tests live beside them (experiments/tests/); the
+    # library's tests and their conftest stand without the experiments package
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            assert not any(n.split(".")[0] == "experiments" for n in names), (
+                f"tests/{path.name}:{node.lineno} imports the experiments package")

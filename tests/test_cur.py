@@ -1,5 +1,7 @@
 """CUR decomposition and the selections it shares with the kernel landmarks."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -8,6 +10,7 @@ import sketchlab as sl
 from sketchlab._cur import CUR_CORES
 from sketchlab._selection import CUR_SELECTIONS, LANDMARKS
 
+from ._support import base_dense, unsorted_duplicates
 from .reference import numpy_pinv
 
 
@@ -178,3 +181,44 @@ def test_every_method_takes_every_landmark_kind(landmarks, method):
     assert base <= approx.n_evaluated <= base + selection
     with pytest.raises(ValueError, match="landmarks must be one of"):
         sl.nystrom(K, 5, landmarks="kmeans")
+
+
+# ---- from the fuzz suite (tests/test_fuzz.py): the bugs it found, every option once --
+
+
+@pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
+@pytest.mark.parametrize("select", ["approx-leverage", "deim", "pivoted-qr", "leverage"])
+@pytest.mark.parametrize("e", [-1000, -600, 600])
+def test_cur_selection_at_extreme_scales(select, e):
+    """cur on a matrix scaled by 2**-1000 or 2**+-600 picks the columns and rows
+    it picks unscaled (the sketches' Gram matrices used to under- or overflow:
+    select='deim' raised IndexError, 'approx-leverage' chose others), and its
+    reconstruction scales with A."""
+    A = base_dense((6, 5))
+    want = sl.cur(A, 2, select=select, rng=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warnings on the way either
+        got = sl.cur(2.0**e * A, 2, select=select, rng=4)
+    assert np.array_equal(got.columns, want.columns) and np.array_equal(got.rows, want.rows)
+    assert np.allclose(np.ldexp(got.toarray(), -e), want.toarray(), rtol=0,
+                       atol=1e-12 * np.abs(A).max())
+
+
+@pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
+@pytest.mark.parametrize("core", ["fast", "exact", "cross"])
+@pytest.mark.parametrize("select", ["approx-leverage", "leverage", "uniform", "deim",
+                                    "pivoted-qr"])
+def test_cur_every_select_and_core(select, core):
+    """An unsorted CSC with duplicates gives the dense answer; C and R are
+    A's columns and rows."""
+    D = base_dense((9, 7), 5)
+    A = unsorted_duplicates(sp.csc_matrix(D))
+    got = sl.cur(A, 3, select=select, core=core, rng=1, estimate_error=True)
+    want = sl.cur(D, 3, select=select, core=core, rng=1, estimate_error=True)
+    assert np.array_equal(got.columns, want.columns) and np.array_equal(got.rows, want.rows)
+    C = got.C.toarray() if sp.issparse(got.C) else got.C
+    R = got.R.toarray() if sp.issparse(got.R) else got.R
+    assert np.allclose(C, D[:, got.columns]) and np.allclose(R, D[got.rows])
+    assert np.allclose(got.toarray(), C @ got.U @ R, atol=1e-12)
+    assert np.allclose(got.toarray(), want.toarray(), rtol=1e-8, atol=1e-10)
+    assert np.isclose(got.error_estimate.value, want.error_estimate.value, rtol=1e-8)

@@ -1,12 +1,11 @@
 """Bit-for-bit determinism across thread counts, and the on-disk JIT cache."""
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
+
+from ._support import run_isolated
 
 # each test starts Python subprocesses (fresh JIT caches, thread counts, the
 # workqueue layer): long-profile work, run with SKETCHLAB_XSLOW=1
@@ -50,12 +49,10 @@ SCRIPT = textwrap.dedent(
 
 
 def _run(threads, cache_dir):
-    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), NUMBA_CACHE_DIR=str(cache_dir))
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    code, out, err = run_isolated(SCRIPT, timeout=600, env={
+        "NUMBA_NUM_THREADS": str(threads), "NUMBA_CACHE_DIR": str(cache_dir)})
+    assert code == 0, err
+    return json.loads(out.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
@@ -115,8 +112,7 @@ THREADS_SCRIPT = textwrap.dedent(
 def test_concurrent_calls_under_the_workqueue_layer_do_not_abort():
     """Numba's workqueue layer aborts the process when two Python threads
     launch parallel loops at once; sketchlab serializes its launches there."""
-    env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue", NUMBA_NUM_THREADS="2")
-    proc = subprocess.run([sys.executable, "-c", THREADS_SCRIPT], env=env, capture_output=True,
-                          text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.split() == ["workqueue", "80"]
+    code, out, err = run_isolated(THREADS_SCRIPT, timeout=600, env={
+        "NUMBA_THREADING_LAYER": "workqueue", "NUMBA_NUM_THREADS": "2"})
+    assert code == 0, err[-2000:]
+    assert out.split() == ["workqueue", "80"]

@@ -11,6 +11,8 @@ from sklearn.utils.estimator_checks import check_estimator
 import sketchlab as sl
 from sketchlab import RandomizedTruncatedSVD
 
+from ._support import rel_err
+
 
 def data(m=300, n=60, seed=0, sparse=False):
     gen = np.random.default_rng(seed)
@@ -29,10 +31,6 @@ def test_check_estimator(estimator):
     check_estimator(estimator)
 
 
-def relative(a, b):
-    return np.linalg.norm(a - b) / np.linalg.norm(b)
-
-
 @pytest.mark.parametrize("sparse", [False, True])
 def test_same_as_truncated_svd_arpack(sparse):
     X = data(sparse=sparse)
@@ -41,13 +39,13 @@ def test_same_as_truncated_svd_arpack(sparse):
     est = RandomizedTruncatedSVD(n_components=5, random_state=0, tol=1e-12)
     T = est.fit_transform(X)
     # same sign convention: equal without flipping
-    assert relative(T, T_ref) < 1e-6
-    assert relative(est.transform(X), ref.transform(X)) < 1e-6
+    assert rel_err(T, T_ref) < 1e-6
+    assert rel_err(est.transform(X), ref.transform(X)) < 1e-6
     np.testing.assert_allclose(est.singular_values_, ref.singular_values_, rtol=1e-10)
     np.testing.assert_allclose(est.explained_variance_, ref.explained_variance_, rtol=1e-8)
     np.testing.assert_allclose(est.explained_variance_ratio_, ref.explained_variance_ratio_,
                                rtol=1e-8)
-    assert relative(est.components_, ref.components_) < 1e-6
+    assert rel_err(est.components_, ref.components_) < 1e-6
     np.testing.assert_allclose(est.inverse_transform(T), ref.inverse_transform(T_ref),
                                atol=1e-6 * np.abs(ref.inverse_transform(T_ref)).max())
     assert est.n_components_ == 5 and est.n_passes_ >= 2
@@ -106,5 +104,5 @@ def test_debian_tfidf_same_transform_as_arpack(load_libsvm):
     T_ref = ref.fit_transform(X)
     est = RandomizedTruncatedSVD(n_components=10, random_state=0, tol=1e-13)
     T = est.fit_transform(X)
-    assert relative(T, T_ref) < 1e-6
+    assert rel_err(T, T_ref) < 1e-6
     np.testing.assert_allclose(est.singular_values_, ref.singular_values_, rtol=1e-10)

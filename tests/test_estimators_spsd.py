@@ -16,6 +16,7 @@ from sklearn.utils.estimator_checks import check_estimator
 import sketchlab as sl
 from sketchlab import SketchedNystroem
 
+from ._support import run_isolated
 from .reference import nystrom_dense, rbf_dense
 
 CORES = ["faster", "fast", "nystrom", "optimal"]
@@ -181,3 +182,31 @@ def test_default_pipeline_matches_nystroem_on_real_data(load_libsvm, name):
         model = make_pipeline(StandardScaler(), features, LogisticRegression(max_iter=2000))
         scores[type(features).__name__] = model.fit(X_train, y_train).score(X_test, y_test)
     assert scores["SketchedNystroem"] >= scores["Nystroem"] - 0.01, scores
+
+
+@pytest.mark.kernels  # reaches the compiled loops in a fresh interpreter
+@pytest.mark.parametrize("call", [
+    "SketchedNystroem(n_components=5, random_state=0).fit(Xc)",
+    "SketchedNystroem(n_components=5, random_state=0).fit(good).transform(X)",
+])
+@pytest.mark.parametrize("index", ["10**9", "-3"])
+def test_sparse_indices_are_checked_before_scikit_learn(call, index):
+    """A CSR or CSC X with an index out of range is refused by name (it used to
+    crash the interpreter); in a fresh interpreter, so a crash fails only this
+    test."""
+    code, out, err = run_isolated(f"""
+        import scipy.sparse as sp
+        from sketchlab import SketchedNystroem
+        good = sp.random(50, 40, density=0.3, format="csr", random_state=1)
+        X = good.copy()
+        X.indices[5] = {index}
+        Xc = good.tocsc()
+        Xc.indices[5] = {index} if {index} < 0 else 10**9
+        try:
+            {call}
+        except ValueError as exc:
+            print("ValueError:", exc)
+    """)
+    assert code == 0, err[-2000:]
+    assert "X has sparse indices outside [0, 40)" in out or \
+        "X has sparse indices outside [0, 50)" in out  # a CSC X indexes rows

@@ -9,6 +9,8 @@ from sklearn.utils.estimator_checks import check_estimator
 import sketchlab as sl
 from sketchlab import SinglePassSVD
 
+from ._support import run_isolated
+
 
 def data(m=240, n=30, seed=0):
     gen = np.random.default_rng(seed)
@@ -127,3 +129,27 @@ def test_attributes_follow_truncated_svd(sparse):
     assert est.n_probes == 10 and est.low <= est.value <= est.high
     assert 0.5 < est.value / true_error < 2
     assert est.relative == pytest.approx(est.value / np.linalg.norm(Xd))
+
+
+@pytest.mark.kernels  # reaches the compiled loops in a fresh interpreter
+@pytest.mark.parametrize("call", [
+    "SinglePassSVD(n_components=3, random_state=0).partial_fit(X)",
+    "SinglePassSVD(n_components=3, random_state=0).fit(good).transform(X)",
+])
+@pytest.mark.parametrize("index", ["10**9", "-3"])
+def test_sparse_indices_are_checked_before_scikit_learn(call, index):
+    """A CSR X with an index out of range is refused by name (it used to crash
+    the interpreter); in a fresh interpreter, so a crash fails only this test."""
+    code, out, err = run_isolated(f"""
+        import scipy.sparse as sp
+        from sketchlab import SinglePassSVD
+        good = sp.random(50, 40, density=0.3, format="csr", random_state=1)
+        X = good.copy()
+        X.indices[5] = {index}
+        try:
+            {call}
+        except ValueError as exc:
+            print("ValueError:", exc)
+    """)
+    assert code == 0, err[-2000:]
+    assert "X has sparse indices outside [0, 40)" in out

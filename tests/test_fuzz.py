@@ -18,7 +18,7 @@ Two halves:
 The default profile is derandomized and small: every call of the grid
 against the representative corruptions (CORE_CORRUPTIONS), the huge
 dimensions and the bad sizes and seeds.  The long profile
-(``SKETCHLAB_XSLOW=1`` or ``--runslow``, see tests/conftest.py) runs the
+(``SKETCHLAB_XSLOW=1`` or ``--runslow``, see tests/_switch.py) runs the
 whole corruption grid (every corruption, both sparse classes, random
 positions) and the properties with many more, and larger, examples.  Known bugs are kept as
 ``xfail(strict=True)`` cases, so that fixing one makes its case pass and
@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 import sketchlab as sl
 
 from . import fuzz_cases as fc
-from .conftest import xslow_enabled
+from ._switch import xslow_enabled
 from .reference import eta_dense, nystrom_dense, optimal_spsd_dense, rbf_dense
 
 # The expected outcomes encode how scipy reads (or refuses) corrupt COO, DOK
@@ -1058,143 +1058,9 @@ def test_dask_chunks_of_any_format(profile, request):
     run_property(check_dask_chunks, profile, request, default=25, long=400)
 
 
-# ---------------------------------------------------------------------------
-# Known bugs found in this process, each as its minimal reproducer
-# ---------------------------------------------------------------------------
-
-# Bugs this suite found, fixed: their minimal reproducers stay as regression tests
-
-@pytest.mark.parametrize("how", ["gaussian_left", "gaussian_right", "srht_block",
-                                 "composed_sparse"])
-def test_dense_kinds_empty_free_dimension(how):
-    """An empty result, as the other kinds give (was a BLAS 'unexpected array size')."""
-    if how == "gaussian_left":
-        assert (sl.GaussianSketch(2, 3, rng=0) @ np.zeros((3, 0))).shape == (2, 0)
-    elif how == "gaussian_right":
-        assert (np.zeros((0, 3)) @ sl.GaussianSketch(2, 3, rng=0).T).shape == (0, 2)
-    elif how == "srht_block":
-        assert sl.SRHT(2, 4, rng=0).apply(np.zeros((3, 0)), offset=0).shape == (2, 0)
-    else:
-        T = sl.compose(sl.GaussianSketch(2, 3, rng=0), sl.CountSketch(3, 4, rng=1))
-        assert (sp.csr_matrix((0, 4)) @ T.T).shape == (0, 2)
-
-
-@pytest.mark.parametrize("s1, s2, order", [(1, 3, "C"), (3, 1, "C"), (2, 2, "F")])
-def test_sketch_both_accumulate_csc_into_fortran_out(s1, s2, order):
-    """Added once (a CSC A into an F-ordered out used to add S1 A S2^T twice)."""
-    A = sp.random(4, 5, density=0.5, format="csc", random_state=0)
-    S1, S2 = sl.CountSketch(s1, 4, rng=1), sl.CountSketch(s2, 5, rng=2)
-    out = np.zeros((s1, s2), order=order)
-    sl.sketch_both(S1, A, S2, out=out, accumulate=True)
-    assert np.allclose(out, dense_op(S1) @ A.toarray() @ dense_op(S2).T)
-
-
-def test_sketch_state_core_of_size_one_from_csc_block():
-    A = sp.random(4, 5, density=0.5, format="csc", random_state=0)
-    L, R = sl.CountSketch(1, 4, rng=1), sl.CountSketch(3, 5, rng=2)
-    state = sl.SketchState(A.shape, {"core": (L, R)}).update(A)
-    assert np.allclose(state["core"], dense_op(L) @ A.toarray() @ dense_op(R).T)
-
-
-@pytest.mark.parametrize("name", ["fast_sp_svd", "practical_sp_svd", "three_sketch_svd"])
-@pytest.mark.parametrize("e", [-1000, 1000])
-def test_svd_precision_at_extreme_scales(name, e):
-    """fast_sp_svd of a matrix scaled by 2**-1000 (entries near 1e-301) lost
-    about 9 digits: the Householder QR of its range sketch squared entries
-    near underflow.  Now every single-pass SVD is exact under scaling by a
-    power of two, to rounding."""
-    A = fc.base_dense((6, 5), 0)
-    f = getattr(sl, name)
-    U, s, Vt = f(2.0**e * A, 2, rng=3)
-    U1, s1, Vt1 = f(A, 2, rng=3)
-    assert np.allclose(np.ldexp((U * s) @ Vt, -e), (U1 * s1) @ Vt1, rtol=0,
-                       atol=1e-13 * s1.max())
-
-
-@pytest.mark.parametrize("problem", ["exact_fit", "small"])
-def test_fast_gmr_tol_with_zero_residual(problem):
-    """An exact fit (or a probe estimate below the excess) used to divide by zero."""
-    if problem == "exact_fit":  # A = C X R
-        gen = np.random.default_rng(1)
-        C, R = gen.standard_normal((50, 3)), gen.standard_normal((4, 40))
-        A = C @ gen.standard_normal((3, 4)) @ R
-    else:  # the 7 x 5 matrix of the child cases
-        A, C, R = fc.base_dense((7, 5)), fc.base_dense((7, 2), 31), fc.base_dense((2, 5), 32)
-    X = sl.fast_gmr(A, C, R, tol=0.5, rng=0).X
-    assert sl.gmr_error_ratio(A, C, X, R) <= 1.5
-
-
-@pytest.mark.parametrize("kind", ["countsketch", "gaussian", "uniform", "leverage"])
-def test_fast_gmr_tol_meets_its_target(kind):
-    """The fixed-accuracy path on a problem with a residual (where it works)."""
-    gen = np.random.default_rng(1)
-    C, R = gen.standard_normal((300, 3)), gen.standard_normal((4, 200))
-    A = C @ gen.standard_normal((3, 4)) @ R + 0.3 * gen.standard_normal((300, 200))
-    A_sparse = sp.csr_matrix(A)
-    X = sl.fast_gmr(A_sparse, C, R, tol=0.2, sketch=kind, rng=2).X
-    assert np.allclose(X, sl.fast_gmr(A, C, R, tol=0.2, sketch=kind, rng=2).X, rtol=1e-8)
-    assert sl.gmr_error_ratio(A, C, X, R) <= 0.2 * 3  # an estimate: allow a safety factor
-
-
-def test_fast_gmr_sketch_size_above_dimension_is_refused_by_name():
-    """The docstring said larger sizes were accepted; they are refused, and it says so."""
-    A, C, R = fc.base_dense((7, 5)), fc.base_dense((7, 2), 1), fc.base_dense((2, 5), 2)
-    with pytest.raises(ValueError, match=r"sketch_size\[1\] \(s_r\)"):
-        sl.fast_gmr(A, C, R, sketch_size=(7, 6), sketch="countsketch", rng=0)
-
-
-@pytest.mark.parametrize("select", ["approx-leverage", "deim", "pivoted-qr", "leverage"])
-@pytest.mark.parametrize("e", [-1000, -600, 600])
-def test_cur_selection_at_extreme_scales(select, e):
-    """cur on a matrix scaled by 2**-1000 or 2**+-600 picks the columns and rows
-    it picks unscaled (the sketches' Gram matrices used to under- or overflow:
-    select='deim' raised IndexError, 'approx-leverage' chose others), and its
-    reconstruction scales with A."""
-    A = fc.base_dense((6, 5))
-    want = sl.cur(A, 2, select=select, rng=4)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no overflow warnings on the way either
-        got = sl.cur(2.0**e * A, 2, select=select, rng=4)
-    assert np.array_equal(got.columns, want.columns) and np.array_equal(got.rows, want.rows)
-    assert np.allclose(np.ldexp(got.toarray(), -e), want.toarray(), rtol=0,
-                       atol=1e-12 * np.abs(A).max())
-
-
-@pytest.mark.parametrize("e", [-1000, -600, 600, 1000])
-def test_eta_at_extreme_scales(e):
-    """eta is scale-invariant; ||K||_F^2 and the squared Ritz values used to
-    under- or overflow for |e| >= 600."""
-    K = rbf_dense(fc.base_dense((8, 6), 87), 0.2)
-    assert np.isclose(sl.eta(2.0**e * K, 2, rng=6), sl.eta(K, 2, rng=6), rtol=1e-8)
-
-
-@pytest.mark.parametrize("name, e", [("fast_sp_svd", -600), ("practical_sp_svd", -1000),
-                                     ("practical_sp_svd", 600), ("three_sketch_svd", 1000)])
-def test_extreme_scale_svd_tol(name, e):
-    """tol= picks the same rank at any scale (||A||_F^2 used to under/overflow:
-    tiny matrices got another rank, huge ones a broadcasting error)."""
-    A = fc.base_dense((8, 6), 1)
-    f = getattr(sl, name)
-    U, s, Vt = f(2.0**e * A, 2, tol=0.3, rng=3)
-    U1, s1, Vt1 = f(A, 2, tol=0.3, rng=3)
-    assert s.shape == s1.shape and np.allclose(np.ldexp(s, -e), s1, rtol=1e-8)
-
-
-@pytest.mark.parametrize("e", [-1000, -600, 600, 1000])
-def test_sketch_state_norm_at_extreme_scales(e):
-    """SketchState.norm is ||A||_F at any scale (squared_norm under/overflows
-    there, as ||A||_F^2 itself does), also summed over blocks and dask's
-    shares."""
-    A = fc.base_dense((7, 5))
-    state = fc._state(A.shape).update(2.0**e * A)
-    assert np.isclose(np.ldexp(state.norm, -e), np.linalg.norm(A), rtol=1e-14)
-    half = fc._state(A.shape).update(2.0**e * A[:3])
-    rest = fc._state(A.shape)
-    rest.add_block_sketches(rest.block_sketches(2.0**(e // 2) * A[3:], (3, 0)), (3, 0),
-                            (4, 5))
-    both = np.hypot(np.ldexp(np.linalg.norm(A[:3]), e), np.ldexp(np.linalg.norm(A[3:]), e // 2))
-    assert np.isclose(half.merge(rest).norm, both, rtol=1e-14)
-
+# The bugs the properties found, fixed, stay as regression tests in the test
+# modules of what they test (test_operators.py, test_sketch_state.py,
+# test_svd.py, test_gmr.py, test_cur.py, test_spsd.py)
 
 # ---------------------------------------------------------------------------
 # The reported crash, and the child runner itself
@@ -1219,54 +1085,3 @@ def test_runner_reports_a_crash_and_goes_on():
         assert outcomes[case_id]["outcome"] == "error", outcomes[case_id]
 
 
-# ---------------------------------------------------------------------------
-# Every option combination once (the properties draw from them)
-# ---------------------------------------------------------------------------
-
-@pytest.mark.parametrize("core", ["fast", "exact", "cross"])
-@pytest.mark.parametrize("select", ["approx-leverage", "leverage", "uniform", "deim",
-                                    "pivoted-qr"])
-def test_cur_every_select_and_core(select, core):
-    """An unsorted CSC with duplicates gives the dense answer; C and R are
-    A's columns and rows."""
-    D = fc.base_dense((9, 7), 5)
-    A = fc._duplicates(fc._unsorted(sp.csc_matrix(D), None), None)
-    got = sl.cur(A, 3, select=select, core=core, rng=1, estimate_error=True)
-    want = sl.cur(D, 3, select=select, core=core, rng=1, estimate_error=True)
-    assert np.array_equal(got.columns, want.columns) and np.array_equal(got.rows, want.rows)
-    C = got.C.toarray() if sp.issparse(got.C) else got.C
-    R = got.R.toarray() if sp.issparse(got.R) else got.R
-    assert np.allclose(C, D[:, got.columns]) and np.allclose(R, D[got.rows])
-    assert np.allclose(got.toarray(), C @ got.U @ R, atol=1e-12)
-    assert np.allclose(got.toarray(), want.toarray(), rtol=1e-8, atol=1e-10)
-    assert np.isclose(got.error_estimate.value, want.error_estimate.value, rtol=1e-8)
-
-
-@pytest.mark.parametrize("source", ["oracle_csr", "oracle_coo_float32", "array"])
-@pytest.mark.parametrize("landmarks", ["uniform", "rpcholesky", "ridge-leverage"])
-@pytest.mark.parametrize("method", ["nystrom", "fast_spsd", "faster_spsd", "optimal_spsd"])
-def test_spsd_every_method_and_landmarks(method, landmarks, source):
-    X = fc.base_dense((12, 3), 6)
-    if source == "oracle_csr":
-        K = sl.RBFKernel(fc._unsorted(sp.csr_matrix(X), None), 0.4)
-    elif source == "oracle_coo_float32":
-        X = X.astype(np.float32)
-        K = sl.RBFKernel(sp.coo_array(X), 0.4)
-    else:
-        K = rbf_dense(X, 0.4)
-    Kd = rbf_dense(X.astype(np.float64), 0.4)
-    f = getattr(sl, method)
-    args = (4, 8) if method in ("fast_spsd", "faster_spsd") else (4,)
-    approx = f(K, *args, landmarks=landmarks, rng=2, estimate_error=True)
-    ref = f(Kd, *args, landmarks=landmarks, rng=2, estimate_error=True)
-    tol = 1e-4 if source == "oracle_coo_float32" else 1e-8
-    assert np.array_equal(approx.columns, ref.columns)
-    # relative to the largest entry: these cores are ill-conditioned
-    diff, _ = fc.compare([approx.toarray()], [ref.toarray()])
-    assert diff <= tol
-    assert np.isfinite(approx.error_estimate.value)
-    if method in ("nystrom", "optimal_spsd"):
-        cols = approx.columns
-        U = (nystrom_dense if method == "nystrom" else optimal_spsd_dense)(Kd, cols)
-        diff, _ = fc.compare([approx.toarray()], [Kd[:, cols] @ U @ Kd[:, cols].T])
-        assert diff <= tol

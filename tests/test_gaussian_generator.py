@@ -11,12 +11,8 @@ all with bounds from the theory and fixed keys.
 import hashlib
 import json
 import math
-import os
-import subprocess
-import sys
 import textwrap
 from decimal import Decimal, localcontext
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +21,8 @@ from scipy import stats
 import sketchlab as sl
 from sketchlab import _hash
 from sketchlab._jit import gaussian as jit_gaussian
+
+from ._support import run_isolated
 
 # Marsaglia & Tsang (2000), 256 layers: start of the tail and area of a layer.
 PUBLISHED_R = 3.6541528853610088
@@ -200,13 +198,10 @@ _THREAD_SCRIPT = textwrap.dedent(
 
 
 def _digest_in_subprocess(threads, cache_dir):
-    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), NUMBA_CACHE_DIR=str(cache_dir))
-    proc = subprocess.run(
-        [sys.executable, "-c", _THREAD_SCRIPT], env=env, capture_output=True, text=True,
-        timeout=600, cwd=Path(__file__).resolve().parents[1],
-    )
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    code, out, err = run_isolated(_THREAD_SCRIPT, timeout=600, env={
+        "NUMBA_NUM_THREADS": str(threads), "NUMBA_CACHE_DIR": str(cache_dir)})
+    assert code == 0, err
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def test_same_numbers_for_one_and_two_threads(tmp_path):

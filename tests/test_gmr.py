@@ -27,44 +27,12 @@ from sketchlab import (
 from sketchlab import gmr_error_ratio, gmr_residual
 
 from ._kinds import KINDS as REGISTERED
+from ._kinds import SPLITTABLE
+from ._support import FORMS, as_form, base_dense, gmr_problem, rel_err
 from .reference import fast_gmr_explicit, gmr_pinv
 
 EPS64 = np.finfo(np.float64).eps
-FORMS = ["dense-C", "dense-F", "csr", "csc", "csr-unsorted-dup"]
 KINDS = list(REGISTERED)  # every registered kind (tests/_kinds.py reads the registry)
-
-
-def as_form(A, form):
-    """The dense array A in one of the input forms of FORMS."""
-    if form == "dense-C":
-        return np.ascontiguousarray(A)
-    if form == "dense-F":
-        return np.asfortranarray(A)
-    if form == "csr":
-        return sp.csr_matrix(A)
-    if form == "csc":
-        return sp.csc_array(A)
-    # every stored entry split in two halves, indices reversed within each row
-    coo = sp.coo_matrix(A)
-    rows = np.r_[coo.row, coo.row]
-    cols = np.r_[coo.col, coo.col]
-    vals = np.r_[coo.data / 2, coo.data / 2]
-    order = np.lexsort((-cols, rows))
-    indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=A.shape[0]))]
-    out = sp.csr_matrix((vals[order], cols[order], indptr), shape=A.shape)
-    assert coo.nnz == 0 or not out.has_canonical_format
-    return out
-
-
-def problem(m=60, n=50, c=5, r=4, density=0.3, seed=0, dtype=np.float64):
-    """A sparse-ish A (with an empty row and column), and random C, R."""
-    g = np.random.default_rng(seed)
-    A = g.standard_normal((m, n)) * (g.random((m, n)) < density)
-    A[min(3, m - 1)] = 0.0
-    A[:, min(7, n - 1)] = 0.0
-    C = g.standard_normal((m, c))
-    R = g.standard_normal((r, n))
-    return A.astype(dtype), C.astype(dtype), R.astype(dtype)
 
 
 def operators(kind, s_c, s_r, C, R, seed):
@@ -79,10 +47,6 @@ def operators(kind, s_c, s_r, C, R, seed):
     return sl.make_sketch(kind, s_c, m, rng=g), sl.make_sketch(kind, s_r, n, rng=g)
 
 
-def rel_err(X, Y):
-    return np.linalg.norm(np.asarray(X, dtype=np.float64) - Y) / np.linalg.norm(Y)
-
-
 # ---- exact GMR ----------------------------------------------------------------
 
 
@@ -90,7 +54,7 @@ def rel_err(X, Y):
 @pytest.mark.parametrize("shape", [(60, 50, 5, 4), (8, 50, 12, 4), (60, 6, 5, 9), (30, 30, 30, 30)])
 def test_gmr_matches_pinv_formula(form, shape):
     m, n, c, r = shape  # includes wide C (c > m) and tall R (r > n): rank-deficient
-    A, C, R = problem(m, n, c, r, seed=1)
+    A, C, R = gmr_problem(m, n, c, r, seed=1)
     X = gmr(as_form(A, form), C, R)
     ref = gmr_pinv(A, C, R, max(m, c) * EPS64, max(n, r) * EPS64)
     assert X.shape == (c, r) and X.dtype == np.float64
@@ -159,7 +123,7 @@ def test_solve_core_same_answer_by_cholesky_qr_or_svd(cond, trcon, monkeypatch):
 
 
 def test_gmr_zero_factors_and_zero_A():
-    A, C, R = problem(seed=3)
+    A, C, R = gmr_problem(seed=3)
     assert np.array_equal(gmr(A, np.zeros_like(C), R), np.zeros((5, 4)))
     assert np.array_equal(gmr(A, C, np.zeros_like(R)), np.zeros((5, 4)))
     assert np.array_equal(gmr(sp.csr_matrix(A.shape), C, R), np.zeros((5, 4)))
@@ -173,7 +137,7 @@ def test_gmr_recovers_exact_core_and_accepts_sparse_factors():
 
 
 def test_gmr_float32():
-    A, C, R = problem(seed=5, dtype=np.float32)
+    A, C, R = gmr_problem(seed=5, dtype=np.float32)
     X = gmr(sp.csr_matrix(A), C, R)
     assert X.dtype == np.float32
     assert rel_err(X, gmr_pinv(A, C, R, 1e-6, 1e-6)) < 1e-5
@@ -187,7 +151,7 @@ def test_gmr_float32():
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("form", FORMS)
 def test_fast_gmr_equals_explicit_formula(kind, form):
-    A, C, R = problem(seed=6)
+    A, C, R = gmr_problem(seed=6)
     S_C, S_R = operators(kind, 20, 16, C, R, seed=7)
     X = fast_gmr(as_form(A, form), C, R, sketch=(S_C, S_R)).X
     ref = fast_gmr_explicit(A, C, R, S_C.toarray(), S_R.toarray(), 20 * EPS64, 16 * EPS64)
@@ -198,7 +162,7 @@ def test_fast_gmr_equals_explicit_formula(kind, form):
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("form", ["dense-C", "csr"])
 def test_fast_gmr_float32_equals_explicit_formula(kind, form):
-    A, C, R = problem(seed=8, dtype=np.float32)
+    A, C, R = gmr_problem(seed=8, dtype=np.float32)
     S_C, S_R = operators(kind, 20, 16, C, R, seed=9)
     X = fast_gmr(as_form(A, form), C, R, sketch=(S_C, S_R)).X
     ref = fast_gmr_explicit(A, C, R, S_C.toarray(), S_R.toarray(), 1e-6, 1e-6)
@@ -208,7 +172,7 @@ def test_fast_gmr_float32_equals_explicit_formula(kind, form):
 
 @pytest.mark.parametrize("kind", sl.SKETCH_KINDS)
 def test_fast_gmr_kind_name_draws_S_C_then_S_R_from_rng(kind):
-    A, C, R = problem(seed=10)
+    A, C, R = gmr_problem(seed=10)
     A = sp.csr_matrix(A)
     X = fast_gmr(A, C, R, sketch_size=(20, 16), sketch=kind, rng=11).X
     S_C, S_R = operators(kind, 20, 16, C, R, seed=11)
@@ -256,7 +220,7 @@ def test_hypothesis_fast_gmr_and_residual_match_references(kind, form, shape, si
 
 
 def test_fast_gmr_sketch_size_forms():
-    A, C, R = problem(seed=13)
+    A, C, R = gmr_problem(seed=13)
     X = fast_gmr(A, C, R, sketch_size=18, rng=0).X
     assert np.array_equal(X, fast_gmr(A, C, R, sketch_size=(18, 18), rng=0).X)
     assert np.array_equal(X, fast_gmr(A, C, R, sketch_size=np.array([18, 18]), rng=0).X)
@@ -276,7 +240,7 @@ def test_fast_gmr_sketch_size_forms():
 
 @pytest.mark.parametrize("form", ["dense-C", "csc", "csr-unsorted-dup"])
 def test_fast_gmr_keeping_every_row_equals_gmr(form):
-    A, C, R = problem(seed=14)
+    A, C, R = gmr_problem(seed=14)
     m, n = A.shape
     S_C = sl.UniformSampler(m, m, replace=False, rng=0)
     S_R = sl.UniformSampler(n, n, replace=False, rng=1)
@@ -296,7 +260,7 @@ def test_fast_gmr_is_exact_for_a_consistent_problem():
 
 
 def test_fast_gmr_leverage_on_zero_factor_and_zero_A():
-    A, C, R = problem(seed=16)
+    A, C, R = gmr_problem(seed=16)
     X = fast_gmr(A, np.zeros_like(C), R, sketch_size=(20, 16), sketch="leverage", rng=0).X
     assert np.array_equal(X, np.zeros((5, 4)))
     X = fast_gmr(sp.csr_matrix(A.shape), C, R, sketch_size=(20, 16), rng=0).X
@@ -304,7 +268,7 @@ def test_fast_gmr_leverage_on_zero_factor_and_zero_A():
 
 
 def test_fast_gmr_bitwise_identical_for_one_and_two_threads():
-    A, C, R = problem(m=300, n=250, density=0.1, seed=17)
+    A, C, R = gmr_problem(m=300, n=250, density=0.1, seed=17)
     A = sp.csr_matrix(A)
     before = numba.get_num_threads()
     try:
@@ -318,7 +282,7 @@ def test_fast_gmr_bitwise_identical_for_one_and_two_threads():
 
 
 def test_underdetermined_sketch_warns_and_returns_the_minimum_norm_solution():
-    A, C, R = problem(seed=18)
+    A, C, R = gmr_problem(seed=18)
     S_C, S_R = operators("gaussian", 3, 16, C, R, seed=0)
     with pytest.warns(UnderdeterminedSketchWarning, match=r"\(s_c, s_r\) = \(3, 16\)"):
         X = fast_gmr(A, C, R, sketch=(S_C, S_R)).X
@@ -426,7 +390,7 @@ def test_madelon_error_ratio_decays_like_one_over_a_squared(load_libsvm):
 # ---- bad input ----------------------------------------------------------------------
 
 
-A0, C0, R0 = problem(seed=21)
+A0, C0, R0 = gmr_problem(seed=21)
 
 
 def bad(**replace):
@@ -556,3 +520,50 @@ def test_bad_projection_input(func):
         func(sp.eye(3, format="csr"))
     with pytest.raises(TypeError, match="X must be numeric"):
         func(np.array([[None]]))
+
+
+@pytest.mark.kernels  # the sketches' compiled loops
+def test_sketch_size_as_a_numpy_int_and_huge():
+    A, C, R = np.ones((30, 20)), np.ones((30, 2)), np.ones((2, 20))
+    X1 = sl.fast_gmr(A, C, R, sketch_size=np.array(20), rng=0).X
+    assert X1.shape == (2, 2)
+    with pytest.raises(ValueError, match=r"sketch_size\[0\] \(s_c\) must be an int in \[1, 30\]"):
+        sl.fast_gmr(A, C, R, sketch_size=10**9)
+
+
+# ---- from the fuzz suite (tests/test_fuzz.py): the bugs it found, every option once --
+
+
+@pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
+@pytest.mark.parametrize("problem", ["exact_fit", "small"])
+def test_fast_gmr_tol_with_zero_residual(problem):
+    """An exact fit (or a probe estimate below the excess) used to divide by zero."""
+    if problem == "exact_fit":  # A = C X R
+        gen = np.random.default_rng(1)
+        C, R = gen.standard_normal((50, 3)), gen.standard_normal((4, 40))
+        A = C @ gen.standard_normal((3, 4)) @ R
+    else:  # the 7 x 5 matrix of the child cases
+        A, C, R = base_dense((7, 5)), base_dense((7, 2), 31), base_dense((2, 5), 32)
+    X = sl.fast_gmr(A, C, R, tol=0.5, rng=0).X
+    assert sl.gmr_error_ratio(A, C, X, R) <= 1.5
+
+
+@pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
+@pytest.mark.parametrize("kind", SPLITTABLE)
+def test_fast_gmr_tol_meets_its_target(kind):
+    """The fixed-accuracy path on a problem with a residual (where it works)."""
+    gen = np.random.default_rng(1)
+    C, R = gen.standard_normal((300, 3)), gen.standard_normal((4, 200))
+    A = C @ gen.standard_normal((3, 4)) @ R + 0.3 * gen.standard_normal((300, 200))
+    A_sparse = sp.csr_matrix(A)
+    X = sl.fast_gmr(A_sparse, C, R, tol=0.2, sketch=kind, rng=2).X
+    assert np.allclose(X, sl.fast_gmr(A, C, R, tol=0.2, sketch=kind, rng=2).X, rtol=1e-8)
+    assert sl.gmr_error_ratio(A, C, X, R) <= 0.2 * 3  # an estimate: allow a safety factor
+
+
+@pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
+def test_fast_gmr_sketch_size_above_dimension_is_refused_by_name():
+    """The docstring said larger sizes were accepted; they are refused, and it says so."""
+    A, C, R = base_dense((7, 5)), base_dense((7, 2), 1), base_dense((2, 5), 2)
+    with pytest.raises(ValueError, match=r"sketch_size\[1\] \(s_r\)"):
+        sl.fast_gmr(A, C, R, sketch_size=(7, 6), sketch="countsketch", rng=0)

@@ -14,6 +14,8 @@ import sketchlab as sl
 from sketchlab import _kernel_matrices as km
 from sketchlab._kernel_matrices import PairwiseKernel, kernel_oracle
 
+from ._support import kernel_points
+
 KERNELS = sorted(PAIRWISE_KERNEL_FUNCTIONS)
 # parameters away from the defaults, for the kernels that take them
 PARAMS = {
@@ -25,14 +27,6 @@ PARAMS = {
     "sigmoid": dict(gamma=0.05, coef0=-0.3),
 }
 RTOL = {np.float64: 1e-12, np.float32: 2e-6}
-
-
-def make_points(n, d, dtype, seed, nonnegative=False, density=0.6):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d)) * (rng.random((n, d)) < density)
-    X[2 % n] = 0.0  # an empty row (cosine: zero similarity)
-    X[5 % n] = X[1 % n]  # a repeated point
-    return (np.abs(X) if nonnegative else X).astype(dtype)
 
 
 def close(block, want, dtype):
@@ -52,7 +46,7 @@ def test_kernel_table_is_sklearns():
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_blocks_equal_sklearn(kernel, explicit, form, dtype):
     params = PARAMS.get(kernel, {}) if explicit else {}
-    X = make_points(30, 6, dtype, seed=1, nonnegative=kernel in km._CHI2)
+    X = kernel_points(30, 6, dtype, seed=1, nonnegative=kernel in km._CHI2, empty=2)
     ref = pairwise_kernels(X.astype(np.float64), metric=kernel, **params)
     K = PairwiseKernel(sp.csr_matrix(X) if form == "csr" else X, kernel, **params)
     assert K.shape == (30, 30) and K.dtype == dtype
@@ -67,7 +61,7 @@ def test_blocks_equal_sklearn(kernel, explicit, form, dtype):
         count += block.size
     assert K.n_evaluated == count
     close(K.toarray(), ref, dtype)
-    Y = make_points(8, 6, dtype, seed=3, nonnegative=kernel in km._CHI2)
+    Y = kernel_points(8, 6, dtype, seed=3, nonnegative=kernel in km._CHI2, empty=2)
     want = pairwise_kernels(Y.astype(np.float64), X[cols].astype(np.float64), metric=kernel,
                             **params)
     for Yf in (Y, sp.csr_matrix(Y)):
@@ -93,7 +87,7 @@ def with_duplicates(X):
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_diagonal_and_its_count(kernel, form):
     params = PARAMS.get(kernel, {})
-    X = make_points(12, 4, np.float64, seed=4, nonnegative=kernel in km._CHI2)
+    X = kernel_points(12, 4, np.float64, seed=4, nonnegative=kernel in km._CHI2, empty=2)
     Xf = {"dense": X, "csr": sp.csr_matrix(X), "csr-duplicates": with_duplicates(X)}[form]
     K = PairwiseKernel(Xf, kernel, **params)
     close(K.toarray(), pairwise_kernels(X, metric=kernel, **params), np.float64)
@@ -105,7 +99,7 @@ def test_diagonal_and_its_count(kernel, form):
 
 
 def test_default_parameters_are_sklearns():
-    X = make_points(10, 4, np.float64, seed=5, nonnegative=True)
+    X = kernel_points(10, 4, np.float64, seed=5, nonnegative=True, empty=2)
     assert PairwiseKernel(X).params == {"gamma": 0.25}
     assert PairwiseKernel(X, "poly").params == {"gamma": 0.25, "degree": 3.0, "coef0": 1.0}
     assert PairwiseKernel(X, "sigmoid").params == {"gamma": 0.25, "coef0": 1.0}
@@ -120,11 +114,11 @@ def test_default_parameters_are_sklearns():
 @pytest.mark.parametrize("form", ["dense", "csr"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_rbf_is_rbfkernel(form, dtype):
-    X = make_points(25, 5, dtype, seed=6)
+    X = kernel_points(25, 5, dtype, seed=6, empty=2)
     Xf = sp.csr_matrix(X) if form == "csr" else X
     P, R = PairwiseKernel(Xf, gamma=0.3), sl.RBFKernel(Xf, 0.3)
     np.testing.assert_array_equal(P.toarray(), R.toarray())
-    Y = make_points(6, 5, dtype, seed=7)
+    Y = kernel_points(6, 5, dtype, seed=7, empty=2)
     np.testing.assert_array_equal(P.cross(Y, [1, 4]), R.cross(Y, [1, 4]))
     np.testing.assert_array_equal(P.diagonal(), R.diagonal())
     assert P.n_evaluated == R.n_evaluated == 625 + 12
@@ -135,7 +129,7 @@ def test_rbf_is_rbfkernel(form, dtype):
 
 
 def test_kernel_oracle():
-    X = make_points(9, 3, np.float64, seed=8)
+    X = kernel_points(9, 3, np.float64, seed=8, empty=2)
     K = kernel_oracle(X)
     assert type(K) is sl.RBFKernel and K.gamma == pytest.approx(1 / 3)
     assert type(kernel_oracle(X, "rbf", kernel_params={"gamma": 0.2})) is sl.RBFKernel
@@ -157,7 +151,7 @@ def test_kernel_oracle():
 def test_explicit_parameters_win_and_others_are_ignored():
     # as sklearn's Nystroem: gamma/degree/coef0 override kernel_params, and a
     # kernel ignores the ones it does not take
-    X = make_points(8, 3, np.float64, seed=9)
+    X = kernel_points(8, 3, np.float64, seed=9, empty=2)
     K = PairwiseKernel(X, "poly", gamma=0.5, kernel_params={"gamma": 2.0, "degree": 2})
     assert K.params == {"gamma": 0.5, "degree": 2.0, "coef0": 1.0}
     assert PairwiseKernel(X, "linear", gamma=0.5, degree=2, coef0=3).params == {}
@@ -168,7 +162,7 @@ def test_callable_kernel():
     def kernel(x, y, width=1.0):
         return float(np.exp(-np.abs(np.asarray(x) - np.asarray(y)).sum() / width))
 
-    X = make_points(7, 3, np.float64, seed=10)
+    X = kernel_points(7, 3, np.float64, seed=10, empty=2)
     want = pairwise_kernels(X, metric=kernel, width=2.0)
     for Xf in (X, sp.csr_matrix(X)):
         def sparse_ok(x, y, width=1.0):  # sklearn passes sparse rows of sparse points
@@ -193,17 +187,17 @@ def test_chi2_on_sparse_points_in_tiles(kernel, monkeypatch):
     # sklearn's chi2 kernels take dense points only; the oracle densifies the
     # selected rows in tiles (here 2 rows of 6 features each)
     monkeypatch.setattr(km, "_DENSIFY_MAX_ENTRIES", 12)
-    X = make_points(11, 6, np.float64, seed=11, nonnegative=True, density=0.3)
+    X = kernel_points(11, 6, np.float64, seed=11, nonnegative=True, density=0.3, empty=2)
     ref = pairwise_kernels(X, metric=kernel)
     K = PairwiseKernel(sp.csr_matrix(X), kernel)
     close(K.toarray(), ref, np.float64)
     close(K[[3, 1, 10], 2:9], ref[[3, 1, 10]][:, 2:9], np.float64)
-    Y = make_points(5, 6, np.float64, seed=12, nonnegative=True, density=0.3)
+    Y = kernel_points(5, 6, np.float64, seed=12, nonnegative=True, density=0.3, empty=2)
     close(K.cross(sp.csr_matrix(Y)), pairwise_kernels(Y, X, metric=kernel), np.float64)
 
 
 def test_row_blocks_cover_the_matrix():
-    X = make_points(13, 3, np.float64, seed=13)
+    X = kernel_points(13, 3, np.float64, seed=13, empty=2)
     K = PairwiseKernel(X, "laplacian", gamma=0.5)
     ref = pairwise_kernels(X, metric="laplacian", gamma=0.5)
     blocks = list(K.row_blocks(block_rows=5))
@@ -214,7 +208,7 @@ def test_row_blocks_cover_the_matrix():
 
 def test_exported():
     assert "PairwiseKernel" in sl.__all__ and sl.PairwiseKernel is PairwiseKernel
-    X = make_points(4, 2, np.float64, seed=14)
+    X = kernel_points(4, 2, np.float64, seed=14, empty=2)
     assert repr(PairwiseKernel(X, "poly", degree=2)) == (
         "PairwiseKernel(<dense 4x2 float64>, 'poly', gamma=0.5, degree=2.0, coef0=1.0)")
 
@@ -271,7 +265,7 @@ def test_bad_points():
 def test_without_sklearn(monkeypatch):
     # a None entry in sys.modules makes the import fail as if not installed
     monkeypatch.setitem(sys.modules, "sklearn.metrics.pairwise", None)
-    X = make_points(6, 2, np.float64, seed=15)
+    X = kernel_points(6, 2, np.float64, seed=15, empty=2)
     with pytest.raises(ImportError, match=r"pip install 'sketchlab\[sklearn\]'"):
         PairwiseKernel(X, "linear")
     K = PairwiseKernel(X, "rbf")  # the RBF path needs no sklearn

@@ -405,3 +405,10 @@ def test_leverage_sampler_with_scores_whose_sum_overflows(scores):
     assert np.isfinite(S.weights).all() and np.all(S.weights > 0)
     assert set(S.indices) <= set(np.flatnonzero(want))
     np.testing.assert_allclose(S.weights, 1 / np.sqrt(4 * want[S.indices]), rtol=1e-15)
+
+
+def test_rtol_is_checked():
+    for bad, exc in ((-1, ValueError), (float("nan"), ValueError), (2.0, ValueError),
+                     (True, TypeError)):
+        with pytest.raises(exc, match="rtol must be None or a real number"):
+            sl.leverage_scores(np.eye(3), rtol=bad)

@@ -5,6 +5,9 @@ array classes, int64 indices} x {float32, float64} x {left, right, two-sided,
 block}.
 """
 
+import pickle
+import time
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -13,7 +16,8 @@ from hypothesis import strategies as st
 
 import sketchlab as sl
 
-from ._kinds import ALL, make
+from ._kinds import ALL, ONE_PASS, SIZED, make
+from ._support import random_matrix, run_isolated, unsorted_duplicates
 from .reference import dense_of, leverage_dense
 
 SCORES = np.abs(np.random.default_rng(7).standard_normal(23)) + np.r_[np.zeros(3), np.ones(20)]
@@ -26,7 +30,7 @@ def forms(A):
     """The input forms of one matrix: name -> (object, dense equivalent)."""
     D = A.toarray()
     csr = A.tocsr()
-    unsorted = _unsorted_with_duplicates(csr)
+    unsorted = unsorted_duplicates(csr)
     out = {
         "dense_c": np.ascontiguousarray(D),
         "dense_f": np.asfortranarray(D),
@@ -37,25 +41,6 @@ def forms(A):
         "csc_array_int64": _int64(sp.csc_array(A.tocsc())),
     }
     return out, D
-
-
-def _unsorted_with_duplicates(csr):
-    """Same matrix with each row's entries reversed and every value split
-    into two duplicate entries (scipy sums duplicates)."""
-    indptr, indices, data = [0], [], []
-    for i in range(csr.shape[0]):
-        lo, hi = csr.indptr[i], csr.indptr[i + 1]
-        cols = csr.indices[lo:hi][::-1]
-        vals = csr.data[lo:hi][::-1]
-        indices.extend(np.repeat(cols, 2))
-        data.extend(np.repeat(vals, 2) * np.tile([0.25, 0.75], len(vals)))
-        indptr.append(len(indices))
-    M = sp.csr_matrix(
-        (np.array(data, dtype=csr.dtype), np.array(indices, dtype=np.int32), np.array(indptr)),
-        shape=csr.shape,
-    )
-    assert not M.has_sorted_indices or M.nnz == 0
-    return M
 
 
 def _int64(M):
@@ -139,7 +124,7 @@ def test_blocks_sum_to_full(kind, axis, kernel_regime):
         np.testing.assert_allclose(total, S.apply(X, axis=axis), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("kind", ["countsketch", "osnap", "uniform", "leverage"])
+@pytest.mark.parametrize("kind", ONE_PASS)  # the hashing and sampling kinds
 def test_hashing_and_sampling_blocks_are_bitwise_exact(kind):
     # the tables of a block are exactly the corresponding columns of the full tables
     S = make(kind, 8, 40, seed=9)
@@ -150,7 +135,7 @@ def test_hashing_and_sampling_blocks_are_bitwise_exact(kind):
     np.testing.assert_allclose(parts[0] + parts[1], full, rtol=1e-14, atol=1e-14)
 
 
-@pytest.mark.parametrize("kind", ["countsketch", "osnap", "uniform", "leverage"])
+@pytest.mark.parametrize("kind", ONE_PASS)  # the hashing and sampling kinds
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_add_right_csc_in_place(kind, dtype):
     # the single-pass SVDs add A_block S_block^T into an F-ordered C in place
@@ -274,7 +259,7 @@ def test_composition_matches_product():
     )
 
 
-@pytest.mark.parametrize("kind", ["countsketch", "osnap", "uniform", "leverage"])
+@pytest.mark.parametrize("kind", ONE_PASS)  # the hashing and sampling kinds
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("accumulate", [False, True])
 def test_right_csr_into_f_ordered_out_in_place(kind, dtype, accumulate, monkeypatch):
@@ -686,3 +671,204 @@ def test_sparse_left_sketch_streams_only_into_four_or_more_buffers(fits, monkeyp
     np.testing.assert_allclose(S @ D, dense_of(S) @ D, rtol=1e-12, atol=1e-12)
     sparse_loop = "left_csr_chunks_hash" if fits >= 4 else "left_csr"
     assert calls == [sparse_loop, "left_dense_chunks_hash"]
+
+
+# ---- reported failures: crashes, silently wrong answers, slow errors -------------------
+
+
+def test_indptr_must_start_at_zero():
+    X = sp.random(30, 40, density=0.2, format="csr", random_state=0)
+    bad = X.copy()
+    bad.indptr[0] = 2
+    with pytest.raises(ValueError, match=r"A.indptr must start at 0, got indptr\[0\] = 2"):
+        bad @ sl.SRHT(5, 40, rng=0).T
+    with pytest.raises(ValueError, match="must start at 0"):
+        sl.SRHT(5, 30, rng=0) @ bad
+    csc = X.tocsc()
+    csc.indptr[0] = 1
+    with pytest.raises(ValueError, match="must start at 0"):
+        sl.GaussianSketch(5, 30, rng=0) @ csc
+
+
+def test_hashing_sketch_sizes_fit_the_packed_codes():
+    with pytest.raises(ValueError, match=r"sketch_size must be <= 2\*\*30"):
+        sl.CountSketch(2**31 - 1, 64, rng=0)
+    S = sl.CountSketch(2**30, 64, rng=0)  # the largest: rows stay non-negative
+    rows = S.tosparse("coo").row
+    assert rows.min() >= 0 and rows.max() < 2**30
+
+
+def test_leverage_sampler_with_huge_scores():
+    S = sl.LeverageScoreSampler(5, scores=np.full(10, 1e308), rng=0)
+    assert np.isfinite(S.weights).all() and np.allclose(S.probabilities, 0.1)
+
+
+def test_operators_compare_equal_across_processes_and_stay_read_only():
+    code = """
+        import pickle, sys, numpy as np, sketchlab as sl
+        S = sl.LeverageScoreSampler(4, scores=np.arange(1.0, 9.0), rng=3)
+        sys.stdout.write(pickle.dumps(S).hex())
+    """
+    _, out, err = run_isolated(code)
+    other = pickle.loads(bytes.fromhex(out))
+    here = sl.LeverageScoreSampler(4, scores=np.arange(1.0, 9.0), rng=3)
+    assert other == here and hash(other) == hash(here)
+    for obj in (other, pickle.loads(pickle.dumps(sl.UniformSampler(3, 9, rng=0))),
+                pickle.loads(pickle.dumps(sl.SRHT(4, 9, rng=0)))):
+        arrays = [getattr(obj, name) for name in ("indices", "weights", "probabilities",
+                                                  "sampled_rows") if hasattr(obj, name)]
+        assert arrays and not any(a.flags.writeable for a in arrays)
+
+
+@pytest.mark.parametrize("kind", SIZED)
+def test_transpose_products_keep_float32(kind):
+    S = make(kind, 4, 16, 0)
+    y = np.ones(4, dtype=np.float32)
+    assert (S.T @ y).dtype == np.float32
+    assert (S.T @ np.ones((4, 2), dtype=np.float32)).dtype == np.float32
+
+
+def test_clear_errors_fast():
+    X = sp.random(20, 10, density=0.3, format="csr", random_state=0)
+    bad = X.copy()
+    bad.indices = bad.indices.astype(np.float64)
+    with pytest.raises(TypeError, match="A.indices must be a 1-D integer array"):
+        sl.CountSketch(4, 20, rng=0) @ bad
+    S = sl.CountSketch(4, 20, rng=0)
+    with pytest.raises(TypeError, match="S.T @ T of two operators is not supported"):
+        S.T @ S
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="toarray"):
+        sl.CountSketch(8, 2**31 - 1, rng=0).toarray()
+    assert time.perf_counter() - start < 1.0  # before any hashing
+
+
+# ---- application into and onto out, apply_many, sketch_both, index selection ----------
+
+
+@pytest.mark.parametrize("kind", SIZED)
+@pytest.mark.parametrize("fmt", ["C", "F", "csr", "csc"])
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("order", ["C", "F", "slice"])
+def test_apply_into_and_onto_out(kind, fmt, axis, order):
+    d, other = 40, 23
+    S = make(kind, 7, d, 1)
+    A, D = random_matrix(fmt, *((d, other) if axis == 0 else (other, d)), seed=2)
+    Sd = dense_of(S)
+    want = Sd @ D if axis == 0 else D @ Sd.T
+    shape = want.shape
+    base = np.random.default_rng(3).standard_normal((shape[0] + 4, shape[1] + 3))
+    if order == "slice":  # a window of a larger array: neither C- nor F-contiguous
+        out = base[2:2 + shape[0], 1:1 + shape[1]]
+    else:
+        out = np.array(base[:shape[0], :shape[1]], order=order)
+    before = out.copy()
+    assert S.apply(A, axis=axis, out=out, accumulate=True) is out
+    np.testing.assert_allclose(out, before + want, rtol=1e-12, atol=1e-12)
+    assert S.apply(A, axis=axis, out=out) is out
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
+    if order == "slice":  # the rest of the larger array is untouched
+        mask = np.ones(base.shape, bool)
+        mask[2:2 + shape[0], 1:1 + shape[1]] = False
+        np.testing.assert_array_equal(base[mask],
+                                      np.random.default_rng(3).standard_normal(base.shape)[mask])
+
+
+@pytest.mark.parametrize("kind", SIZED)
+def test_apply_out_is_bitwise_the_plain_result_for_hashing_and_sampling(kind):
+    S = make(kind, 9, 60, 4)
+    A = sp.random(60, 30, density=0.2, format="csr", random_state=5)
+    out = np.empty((9, 30))
+    S.apply(A, out=out)
+    if kind in ("countsketch", "osnap", "uniform"):
+        assert np.array_equal(out, S @ A)
+    else:
+        np.testing.assert_allclose(out, S @ A, rtol=1e-13, atol=1e-13)
+
+
+def test_apply_out_is_checked():
+    S = sl.CountSketch(5, 20, rng=0)
+    A = np.ones((20, 3))
+    with pytest.raises(ValueError, match=r"out must have shape \(5, 3\)"):
+        S.apply(A, out=np.empty((5, 4)))
+    with pytest.raises(ValueError, match="out must have dtype float64"):
+        S.apply(A, out=np.empty((5, 3), dtype=np.float32))
+    with pytest.raises(TypeError, match="out must be a numpy.ndarray"):
+        S.apply(A, out=[[0.0] * 3] * 5)
+    frozen = np.empty((5, 3))
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="out must be writable"):
+        S.apply(A, out=frozen)
+
+
+@pytest.mark.parametrize("kind", SIZED)
+@pytest.mark.parametrize("axis", [0, 1])
+def test_apply_many_equals_apply_bit_for_bit(kind, axis):
+    S = make(kind, 6, 50, 7)
+    X1, _ = random_matrix("C", *((50, 8) if axis == 0 else (8, 50)), seed=8)
+    X2, _ = random_matrix("csr", *((50, 5) if axis == 0 else (5, 50)), seed=9, dtype=np.float32)
+    together = S.apply_many([X1, X2], axis, offset=None)
+    for X, got in zip([X1, X2], together):
+        alone = S.apply(X, axis)
+        assert got.dtype == alone.dtype
+        np.testing.assert_array_equal(got, alone)
+    with pytest.raises(ValueError, match=r"arrays\[1\].shape\[0\] = 49 differs"):
+        S.apply_many([np.ones((50, 2)), np.ones((49, 2))])
+
+
+@pytest.mark.parametrize("fmt", ["C", "csr", "csc"])
+def test_sketch_both_into_and_onto_out(fmt):
+    S1, S2 = sl.CountSketch(6, 30, rng=1), sl.OSNAP(5, 20, rng=2)
+    A, D = random_matrix(fmt, 30, 20, seed=3)
+    want = dense_of(S1) @ D @ dense_of(S2).T
+    out = np.asfortranarray(np.ones((6, 5)))
+    assert sl.sketch_both(S1, A, S2, out=out, accumulate=True) is out
+    np.testing.assert_allclose(out, 1.0 + want, rtol=1e-12, atol=1e-12)
+
+
+def test_index_selection_gathers_rows_and_columns():
+    A = np.arange(20.0).reshape(4, 5)
+    P = sl.IndexSelection([3, 1, 1], 4)
+    np.testing.assert_array_equal(P @ A, A[[3, 1, 1]])
+    Q = sl.IndexSelection([4, 0], 5)
+    np.testing.assert_array_equal(A @ Q.T, A[:, [4, 0]])
+    np.testing.assert_array_equal(Q @ sp.csr_matrix(A.T), A.T[[4, 0]])
+    assert P == sl.IndexSelection(np.array([3, 1, 1]), 4) and P != sl.IndexSelection([3, 1], 4)
+    with pytest.raises(ValueError, match=r"indices must lie in \[0, 4\)"):
+        sl.IndexSelection([4], 4)
+    with pytest.raises(ValueError, match="indices must be a non-empty 1-D array of ints"):
+        sl.IndexSelection([0.5], 4)
+
+
+def test_pickled_sampler_stays_read_only():
+    sampler = pickle.loads(pickle.dumps(sl.LeverageScoreSampler(5, scores=np.arange(1.0, 9.0),
+                                                                rng=1)))
+    assert not sampler.indices.flags.writeable and not sampler.probabilities.flags.writeable
+
+
+# ---- from the fuzz suite (tests/test_fuzz.py): the bugs it found, every option once --
+
+
+@pytest.mark.parametrize("how", ["gaussian_left", "gaussian_right", "srht_block",
+                                 "composed_sparse"])
+def test_dense_kinds_empty_free_dimension(how):
+    """An empty result, as the other kinds give (was a BLAS 'unexpected array size')."""
+    if how == "gaussian_left":
+        assert (sl.GaussianSketch(2, 3, rng=0) @ np.zeros((3, 0))).shape == (2, 0)
+    elif how == "gaussian_right":
+        assert (np.zeros((0, 3)) @ sl.GaussianSketch(2, 3, rng=0).T).shape == (0, 2)
+    elif how == "srht_block":
+        assert sl.SRHT(2, 4, rng=0).apply(np.zeros((3, 0)), offset=0).shape == (2, 0)
+    else:
+        T = sl.compose(sl.GaussianSketch(2, 3, rng=0), sl.CountSketch(3, 4, rng=1))
+        assert (sp.csr_matrix((0, 4)) @ T.T).shape == (0, 2)
+
+
+@pytest.mark.parametrize("s1, s2, order", [(1, 3, "C"), (3, 1, "C"), (2, 2, "F")])
+def test_sketch_both_accumulate_csc_into_fortran_out(s1, s2, order):
+    """Added once (a CSC A into an F-ordered out used to add S1 A S2^T twice)."""
+    A = sp.random(4, 5, density=0.5, format="csc", random_state=0)
+    S1, S2 = sl.CountSketch(s1, 4, rng=1), sl.CountSketch(s2, 5, rng=2)
+    out = np.zeros((s1, s2), order=order)
+    sl.sketch_both(S1, A, S2, out=out, accumulate=True)
+    assert np.allclose(out, dense_of(S1) @ A.toarray() @ dense_of(S2).T)

@@ -15,38 +15,10 @@ import sketchlab as sl
 from sketchlab import _kernel_matrices as rbf_module
 from sketchlab._kernel_matrices import as_kernel
 
+from ._support import FORMS, as_form, kernel_points
 from .reference import rbf_dense
 
-FORMS = ["dense-C", "dense-F", "csr", "csc", "csr-unsorted-dup"]
 TOL = {np.float64: 1e-12, np.float32: 2e-6}
-
-
-def make_points(n, d, density, dtype, seed):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d)) * (rng.random((n, d)) < density)
-    X[3] = X[1]  # a repeated point: distance exactly 0 off the diagonal
-    return X.astype(dtype)
-
-
-def as_form(X, form):
-    if form == "dense-C":
-        return np.ascontiguousarray(X)
-    if form == "dense-F":
-        return np.asfortranarray(X)
-    if form == "csr":
-        return sp.csr_matrix(X)
-    if form == "csc":
-        return sp.csc_array(X)
-    # the same matrix with its entries split in two (duplicates) and unsorted
-    coo = sp.coo_matrix(X)
-    half = (coo.data / 2).astype(X.dtype)
-    rows = np.concatenate([coo.row, coo.row])
-    cols = np.concatenate([coo.col, coo.col])
-    data = np.concatenate([half, coo.data - half])
-    order = np.random.default_rng(0).permutation(rows.size)
-    A = sp.csr_matrix((data[order], (rows[order], cols[order])), shape=X.shape)
-    A.has_sorted_indices = False
-    return A
 
 
 @pytest.fixture(params=["densify", "csr-rows", "csr-kernel", "no-copies"])
@@ -68,7 +40,7 @@ def sparse_path(request, monkeypatch):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("form", FORMS)
 def test_blocks_equal_sklearn(form, dtype, sparse_path):
-    X = make_points(40, 7, 0.6, dtype, seed=1)
+    X = kernel_points(40, 7, dtype, seed=1, density=0.6, repeat=(3, 1))
     gamma = 0.3
     K = sl.RBFKernel(as_form(X, form), gamma)
     ref = rbf_kernel(X.astype(np.float64), gamma=gamma)
@@ -122,7 +94,7 @@ def test_csr_kernel_on_real_sparse_data(load_libsvm, monkeypatch):
 
 
 def test_index_forms_and_shapes():
-    X = make_points(10, 3, 1.0, np.float64, seed=3)
+    X = kernel_points(10, 3, np.float64, seed=3, density=1.0, repeat=(3, 1))
     K = sl.RBFKernel(X, 0.5)
     ref = rbf_dense(X, 0.5)
     assert K.shape == (10, 10) and K.ndim == 2 and K.dtype == np.float64
@@ -138,7 +110,7 @@ def test_index_forms_and_shapes():
 
 
 def test_counting_and_reset():
-    X = make_points(20, 4, 1.0, np.float64, seed=4)
+    X = kernel_points(20, 4, np.float64, seed=4, density=1.0, repeat=(3, 1))
     K = sl.RBFKernel(X, 1.0)
     assert K.n_evaluated == 0
     K[:, [1, 2, 3]]
@@ -162,8 +134,8 @@ def test_counting_and_reset():
 @pytest.mark.parametrize("yform", ["dense", "csr"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_cross_equals_sklearn(xform, yform, dtype, sparse_path):
-    X = make_points(15, 5, 0.5, dtype, seed=5)
-    Y = make_points(9, 5, 0.5, dtype, seed=6)
+    X = kernel_points(15, 5, dtype, seed=5, density=0.5, repeat=(3, 1))
+    Y = kernel_points(9, 5, dtype, seed=6, density=0.5, repeat=(3, 1))
     K = sl.RBFKernel(sp.csr_matrix(X) if xform == "csr" else X, 0.7)
     cols = np.array([0, 4, 14, 4])
     out = K.cross(sp.csr_matrix(Y) if yform == "csr" else Y, cols)
@@ -177,7 +149,7 @@ def test_cross_equals_sklearn(xform, yform, dtype, sparse_path):
 
 
 def test_same_bits_for_one_and_two_threads(sparse_path):
-    X = make_points(300, 20, 0.3, np.float64, seed=7)
+    X = kernel_points(300, 20, np.float64, seed=7, density=0.3, repeat=(3, 1))
     Xs = sp.csr_matrix(X)
     rows = np.random.default_rng(8).integers(0, 300, 200)
     old = numba.get_num_threads()
@@ -193,7 +165,7 @@ def test_same_bits_for_one_and_two_threads(sparse_path):
 
 
 def test_array_oracle_wraps_and_counts():
-    X = make_points(12, 3, 1.0, np.float64, seed=9)
+    X = kernel_points(12, 3, np.float64, seed=9, density=1.0, repeat=(3, 1))
     Kd = rbf_dense(X, 0.4)
     K = as_kernel(Kd)
     assert as_kernel(K) is K
@@ -205,7 +177,7 @@ def test_array_oracle_wraps_and_counts():
 
 
 def test_array_oracle_rejects_bad_matrices():
-    Kd = rbf_dense(make_points(6, 2, 1.0, np.float64, seed=10), 1.0)
+    Kd = rbf_dense(kernel_points(6, 2, np.float64, seed=10, density=1.0, repeat=(3, 1)), 1.0)
     with pytest.raises(ValueError, match="K must be a square matrix"):
         as_kernel(Kd[:, :4])
     bad = Kd.copy()
@@ -477,7 +449,7 @@ def test_exact_kernels_on_marked_entries():
 
 @pytest.mark.parametrize("empty", [[0], [2], [3, 4], [0, 4], [0, 1, 2, 3, 4]])
 def test_sparse_empty_rows_anywhere(empty, sparse_path):
-    X = make_points(5, 4, 1.0, np.float64, seed=20)
+    X = kernel_points(5, 4, np.float64, seed=20, density=1.0, repeat=(3, 1))
     X[empty] = 0.0
     K = sl.RBFKernel(sp.csr_matrix(X), 0.4)
     np.testing.assert_allclose(K.toarray(), rbf_dense(X, 0.4), rtol=0, atol=1e-14)
@@ -525,3 +497,11 @@ def test_integer_points_far_from_origin_give_the_same_entry_in_any_block(form):
     np.testing.assert_array_equal(K[np.ix_(cols)[0], cols], full[np.ix_(cols, cols)])
     np.testing.assert_array_equal(K.cross(X[:9], cols), full[:9][:, cols])
     check_kernel_values(full, rbf_scaled_reference(X, X, 1e-4, 1.0), 1e-13)
+
+
+def test_rbf_kernel_far_from_the_origin():
+    X = np.array([[1e9], [1e9 + 0.5], [1e9 + 1]])
+    K = sl.RBFKernel(X, gamma=1.0).toarray()
+    np.testing.assert_allclose(K[0], [1.0, np.exp(-0.25), np.exp(-1.0)], rtol=1e-14)
+    K = sl.RBFKernel(np.array([[1e160], [2e160]]), gamma=1e-320).toarray()
+    assert np.isfinite(K).all()

@@ -45,3 +45,20 @@ def test_fast_gmr_tol_takes_the_splittable_kinds():
     A, C, R = gen.standard_normal((60, 50)), gen.standard_normal((60, 3)), gen.standard_normal((2, 50))
     with pytest.raises(ValueError, match="tol= needs sketch to be a kind name in"):
         sl.fast_gmr(A, C, R, tol=0.5, sketch="osnap")
+
+
+def test_registry_kinds_and_flags():
+    assert sl.SKETCH_KINDS == ("countsketch", "osnap", "gaussian", "srht", "uniform", "leverage")
+    assert set(sl.SVD_SKETCHES) == {"countsketch", "osnap", "gaussian", "srht", "osnap-gaussian"}
+    from sketchlab._registry import KINDS as REGISTRY, kinds_with
+
+    assert kinds_with(one_pass=True) == ("countsketch", "osnap", "uniform", "leverage")
+    assert "srht" not in kinds_with(open_dim=True)
+    for name, kind in REGISTRY.items():
+        S = sl.make_sketch(name, 4, 50, rng=0, **({"scores": np.ones(50)} if kind.needs_scores
+                                                   else {}))
+        assert S.shape == (4, 50)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        sl.make_sketch("hash", 4, 50)
+    with pytest.raises(TypeError, match="scores= applies to kind 'leverage' only"):
+        sl.make_sketch("gaussian", 4, 50, scores=np.ones(50))

@@ -1,4 +1,4 @@
-"""The operator layer's application forms and the sketch state, against dense references."""
+"""The sketch state (sketchlab/_sketch_state.py), against dense references."""
 
 import pickle
 
@@ -7,136 +7,9 @@ import pytest
 import scipy.sparse as sp
 
 import sketchlab as sl
-from sketchlab._registry import kinds_with
 
-from ._kinds import KINDS as REGISTERED
+from ._support import base_dense, random_matrix, sketch_state
 from .reference import dense_of
-
-# the registered kinds built from sizes alone (tests/_kinds.py reads the registry)
-KINDS = [k for k in REGISTERED if k not in kinds_with(needs_scores=True)]
-
-
-def make(kind, s, d, seed):
-    return sl.make_sketch(kind, s, d, rng=seed)
-
-
-def matrix(fmt, m, n, seed, dtype=np.float64):
-    gen = np.random.default_rng(seed)
-    D = gen.standard_normal((m, n)) * (gen.random((m, n)) < 0.3)
-    D = D.astype(dtype)
-    return {"C": D, "F": np.asfortranarray(D), "csr": sp.csr_matrix(D),
-            "csc": sp.csc_matrix(D)}[fmt], D
-
-
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("fmt", ["C", "F", "csr", "csc"])
-@pytest.mark.parametrize("axis", [0, 1])
-@pytest.mark.parametrize("order", ["C", "F", "slice"])
-def test_apply_into_and_onto_out(kind, fmt, axis, order):
-    d, other = 40, 23
-    S = make(kind, 7, d, 1)
-    A, D = matrix(fmt, *((d, other) if axis == 0 else (other, d)), seed=2)
-    Sd = dense_of(S)
-    want = Sd @ D if axis == 0 else D @ Sd.T
-    shape = want.shape
-    base = np.random.default_rng(3).standard_normal((shape[0] + 4, shape[1] + 3))
-    if order == "slice":  # a window of a larger array: neither C- nor F-contiguous
-        out = base[2:2 + shape[0], 1:1 + shape[1]]
-    else:
-        out = np.array(base[:shape[0], :shape[1]], order=order)
-    before = out.copy()
-    assert S.apply(A, axis=axis, out=out, accumulate=True) is out
-    np.testing.assert_allclose(out, before + want, rtol=1e-12, atol=1e-12)
-    assert S.apply(A, axis=axis, out=out) is out
-    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
-    if order == "slice":  # the rest of the larger array is untouched
-        mask = np.ones(base.shape, bool)
-        mask[2:2 + shape[0], 1:1 + shape[1]] = False
-        np.testing.assert_array_equal(base[mask],
-                                      np.random.default_rng(3).standard_normal(base.shape)[mask])
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_apply_out_is_bitwise_the_plain_result_for_hashing_and_sampling(kind):
-    S = make(kind, 9, 60, 4)
-    A = sp.random(60, 30, density=0.2, format="csr", random_state=5)
-    out = np.empty((9, 30))
-    S.apply(A, out=out)
-    if kind in ("countsketch", "osnap", "uniform"):
-        assert np.array_equal(out, S @ A)
-    else:
-        np.testing.assert_allclose(out, S @ A, rtol=1e-13, atol=1e-13)
-
-
-def test_apply_out_is_checked():
-    S = sl.CountSketch(5, 20, rng=0)
-    A = np.ones((20, 3))
-    with pytest.raises(ValueError, match=r"out must have shape \(5, 3\)"):
-        S.apply(A, out=np.empty((5, 4)))
-    with pytest.raises(ValueError, match="out must have dtype float64"):
-        S.apply(A, out=np.empty((5, 3), dtype=np.float32))
-    with pytest.raises(TypeError, match="out must be a numpy.ndarray"):
-        S.apply(A, out=[[0.0] * 3] * 5)
-    frozen = np.empty((5, 3))
-    frozen.flags.writeable = False
-    with pytest.raises(ValueError, match="out must be writable"):
-        S.apply(A, out=frozen)
-
-
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("axis", [0, 1])
-def test_apply_many_equals_apply_bit_for_bit(kind, axis):
-    S = make(kind, 6, 50, 7)
-    X1, _ = matrix("C", *((50, 8) if axis == 0 else (8, 50)), seed=8)
-    X2, _ = matrix("csr", *((50, 5) if axis == 0 else (5, 50)), seed=9, dtype=np.float32)
-    together = S.apply_many([X1, X2], axis, offset=None)
-    for X, got in zip([X1, X2], together):
-        alone = S.apply(X, axis)
-        assert got.dtype == alone.dtype
-        np.testing.assert_array_equal(got, alone)
-    with pytest.raises(ValueError, match=r"arrays\[1\].shape\[0\] = 49 differs"):
-        S.apply_many([np.ones((50, 2)), np.ones((49, 2))])
-
-
-@pytest.mark.parametrize("fmt", ["C", "csr", "csc"])
-def test_sketch_both_into_and_onto_out(fmt):
-    S1, S2 = sl.CountSketch(6, 30, rng=1), sl.OSNAP(5, 20, rng=2)
-    A, D = matrix(fmt, 30, 20, seed=3)
-    want = dense_of(S1) @ D @ dense_of(S2).T
-    out = np.asfortranarray(np.ones((6, 5)))
-    assert sl.sketch_both(S1, A, S2, out=out, accumulate=True) is out
-    np.testing.assert_allclose(out, 1.0 + want, rtol=1e-12, atol=1e-12)
-
-
-def test_index_selection_gathers_rows_and_columns():
-    A = np.arange(20.0).reshape(4, 5)
-    P = sl.IndexSelection([3, 1, 1], 4)
-    np.testing.assert_array_equal(P @ A, A[[3, 1, 1]])
-    Q = sl.IndexSelection([4, 0], 5)
-    np.testing.assert_array_equal(A @ Q.T, A[:, [4, 0]])
-    np.testing.assert_array_equal(Q @ sp.csr_matrix(A.T), A.T[[4, 0]])
-    assert P == sl.IndexSelection(np.array([3, 1, 1]), 4) and P != sl.IndexSelection([3, 1], 4)
-    with pytest.raises(ValueError, match=r"indices must lie in \[0, 4\)"):
-        sl.IndexSelection([4], 4)
-    with pytest.raises(ValueError, match="indices must be a non-empty 1-D array of ints"):
-        sl.IndexSelection([0.5], 4)
-
-
-def test_registry_kinds_and_flags():
-    assert sl.SKETCH_KINDS == ("countsketch", "osnap", "gaussian", "srht", "uniform", "leverage")
-    assert set(sl.SVD_SKETCHES) == {"countsketch", "osnap", "gaussian", "srht", "osnap-gaussian"}
-    from sketchlab._registry import KINDS as REGISTRY, kinds_with
-
-    assert kinds_with(one_pass=True) == ("countsketch", "osnap", "uniform", "leverage")
-    assert "srht" not in kinds_with(open_dim=True)
-    for name, kind in REGISTRY.items():
-        S = sl.make_sketch(name, 4, 50, rng=0, **({"scores": np.ones(50)} if kind.needs_scores
-                                                   else {}))
-        assert S.shape == (4, 50)
-    with pytest.raises(ValueError, match="kind must be one of"):
-        sl.make_sketch("hash", 4, 50)
-    with pytest.raises(TypeError, match="scores= applies to kind 'leverage' only"):
-        sl.make_sketch("gaussian", 4, 50, scores=np.ones(50))
 
 
 # ---- SketchState ---------------------------------------------------------------------
@@ -157,7 +30,7 @@ def _references(sketches, D):
 @pytest.mark.parametrize("fmt", ["C", "F", "csr", "csc"])
 def test_state_of_a_grid_equals_the_dense_sketches(fmt):
     m, n = 70, 50
-    A, D = matrix(fmt, m, n, seed=4)
+    A, D = random_matrix(fmt, m, n, seed=4)
     sketches = _sketches(m, n)
     state = sl.SketchState((m, n), sketches)
     for i0, i1 in [(0, 33), (33, 70)]:
@@ -184,7 +57,7 @@ def test_state_of_one_whole_block_overwrites_its_arrays(fmt, monkeypatch):
 
     monkeypatch.setattr(state_module, "_uninitialized", poisoned)
     m, n = 70, 50
-    A, D = matrix(fmt, m, n, seed=6)
+    A, D = random_matrix(fmt, m, n, seed=6)
     sketches = _sketches(m, n)
     state = sl.SketchState((m, n), sketches).update(A)
     want = _references(sketches, D)
@@ -208,7 +81,7 @@ def test_state_of_one_whole_block_overwrites_its_arrays(fmt, monkeypatch):
 
 def test_state_shares_merge_and_open_rows():
     m, n = 60, 40
-    A, D = matrix("C", m, n, seed=6)
+    A, D = random_matrix("C", m, n, seed=6)
     sketches = _sketches(m, n, seed=5)
     whole = sl.SketchState((m, n), sketches).update(A)
     # shares computed elsewhere, added in any order
@@ -253,13 +126,36 @@ def test_state_checks():
         state.update(np.full((2, 2), np.nan))
 
 
-def test_state_and_operators_pickle():
+def test_state_pickles():
     sketches = _sketches(30, 20)
     state = sl.SketchState((30, 20), sketches)
     state.update(np.ones((30, 20)))
     back = pickle.loads(pickle.dumps(state))
     for name in sketches:
         np.testing.assert_array_equal(back[name], state[name])
-    sampler = pickle.loads(pickle.dumps(sl.LeverageScoreSampler(5, scores=np.arange(1.0, 9.0),
-                                                                rng=1)))
-    assert not sampler.indices.flags.writeable and not sampler.probabilities.flags.writeable
+
+
+# ---- from the fuzz suite (tests/test_fuzz.py): the bugs it found, every option once --
+
+
+def test_sketch_state_core_of_size_one_from_csc_block():
+    A = sp.random(4, 5, density=0.5, format="csc", random_state=0)
+    L, R = sl.CountSketch(1, 4, rng=1), sl.CountSketch(3, 5, rng=2)
+    state = sl.SketchState(A.shape, {"core": (L, R)}).update(A)
+    assert np.allclose(state["core"], dense_of(L) @ A.toarray() @ dense_of(R).T)
+
+
+@pytest.mark.parametrize("e", [-1000, -600, 600, 1000])
+def test_sketch_state_norm_at_extreme_scales(e):
+    """SketchState.norm is ||A||_F at any scale (squared_norm under/overflows
+    there, as ||A||_F^2 itself does), also summed over blocks and dask's
+    shares."""
+    A = base_dense((7, 5))
+    state = sketch_state(A.shape).update(2.0**e * A)
+    assert np.isclose(np.ldexp(state.norm, -e), np.linalg.norm(A), rtol=1e-14)
+    half = sketch_state(A.shape).update(2.0**e * A[:3])
+    rest = sketch_state(A.shape)
+    rest.add_block_sketches(rest.block_sketches(2.0**(e // 2) * A[3:], (3, 0)), (3, 0),
+                            (4, 5))
+    both = np.hypot(np.ldexp(np.linalg.norm(A[:3]), e), np.ldexp(np.linalg.norm(A[3:]), e // 2))
+    assert np.isclose(half.merge(rest).norm, both, rtol=1e-14)

@@ -12,6 +12,7 @@ from sketchlab import project_psd
 from sketchlab._kernel_matrices import as_kernel
 from sketchlab import eta
 
+from ._support import as_form, base_dense, compare, rel_err
 from .reference import (
     dense_of,
     eta_dense,
@@ -49,10 +50,6 @@ def kernel(request):
     return Kd, Kd
 
 
-def rel(A, B):
-    return np.linalg.norm(A - B) / np.linalg.norm(B)
-
-
 # ---- each method against its formula ----------------------------------------
 
 
@@ -73,14 +70,14 @@ def test_nystrom_equals_formula(kernel):
     K, Kd = kernel
     res = sl.nystrom(K, C_LAND, rng=1)
     assert res.method == "nystrom" and res.samples == ()
-    assert rel(res.U, nystrom_dense(Kd, res.columns)) < 1e-10
+    assert rel_err(res.U, nystrom_dense(Kd, res.columns)) < 1e-10
     np.testing.assert_array_equal(res.U, res.U.T)
 
 
 def test_optimal_equals_formula(kernel):
     K, Kd = kernel
     res = sl.optimal_spsd(K, C_LAND, rng=1, block_rows=7)
-    assert rel(res.U, optimal_spsd_dense(Kd, res.columns)) < 1e-10
+    assert rel_err(res.U, optimal_spsd_dense(Kd, res.columns)) < 1e-10
     # it is the minimizer: moving U in any direction increases the error
     base = spsd_error_dense(Kd, res.C, res.U)
     for seed in range(3):
@@ -111,7 +108,7 @@ def test_fast_spsd_equals_formula(kernel, options):
     if options.get("include_columns"):
         np.testing.assert_array_equal(idx[:C_LAND], res.columns)
     S = sampling_dense(idx, w, N)
-    assert rel(res.U, fast_spsd_dense(Kd, res.columns, S)) < 1e-10
+    assert rel_err(res.U, fast_spsd_dense(Kd, res.columns, S)) < 1e-10
     assert np.linalg.eigvalsh(res.U).min() >= -1e-10 * np.abs(res.U).max()
 
 
@@ -131,11 +128,11 @@ def test_fast_spsd_variants_reduce_to_known_cases(kernel):
     cols = np.array([3, 10, 20, 33, 47, 52, 70, 88])
     nys = sl.nystrom(K, None, columns=cols)
     forced = sl.fast_spsd(K, None, C_LAND, columns=cols, include_columns=True, rng=0)
-    assert rel(forced.U, nys.U) < 1e-10  # S = the landmark rows: Nystrom
+    assert rel_err(forced.U, nys.U) < 1e-10  # S = the landmark rows: Nystrom
     scaled = sl.fast_spsd(K, None, S_SIZE, columns=cols, rng=4)
     unscaled = sl.fast_spsd(K, None, S_SIZE, columns=cols, rng=4, scaled=False)
     np.testing.assert_array_equal(scaled.samples[0][0], unscaled.samples[0][0])
-    assert rel(unscaled.U, scaled.U) < 1e-10  # a constant scale cancels
+    assert rel_err(unscaled.U, scaled.U) < 1e-10  # a constant scale cancels
 
 
 def test_faster_spsd_equals_formula_with_its_leverage_samplers(kernel):
@@ -155,7 +152,7 @@ def test_faster_spsd_equals_formula_with_its_leverage_samplers(kernel):
     D1, D2 = dense_of(S1), dense_of(S2)
     np.testing.assert_allclose(sampling_dense(i1, w1, N), D1, rtol=1e-12)
     np.testing.assert_allclose(sampling_dense(i2, w2, N), D2, rtol=1e-12)
-    assert rel(res.U, faster_spsd_dense(Kd, cols, D1, D2)) < 1e-9
+    assert rel_err(res.U, faster_spsd_dense(Kd, cols, D1, D2)) < 1e-9
     np.testing.assert_array_equal(res.U, res.U.T)
     assert np.linalg.eigvalsh(res.U).min() >= -1e-12 * np.abs(res.U).max()
 
@@ -481,3 +478,46 @@ def test_fast_spsd_reproduces_paper_table(name, load_libsvm):
     mean = ours.mean(axis=0)
     np.testing.assert_allclose(mean, PAPER_FAST[name], rtol=0.25)
     assert np.all(np.diff(mean) < 0)  # falls with a, as in the table
+
+
+# ---- from the fuzz suite (tests/test_fuzz.py): the bugs it found, every option once --
+
+
+@pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
+@pytest.mark.parametrize("e", [-1000, -600, 600, 1000])
+def test_eta_at_extreme_scales(e):
+    """eta is scale-invariant; ||K||_F^2 and the squared Ritz values used to
+    under- or overflow for |e| >= 600."""
+    K = rbf_dense(base_dense((8, 6), 87), 0.2)
+    assert np.isclose(sl.eta(2.0**e * K, 2, rng=6), sl.eta(K, 2, rng=6), rtol=1e-8)
+
+
+@pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
+@pytest.mark.parametrize("source", ["oracle_csr", "oracle_coo_float32", "array"])
+@pytest.mark.parametrize("landmarks", ["uniform", "rpcholesky", "ridge-leverage"])
+@pytest.mark.parametrize("method", ["nystrom", "fast_spsd", "faster_spsd", "optimal_spsd"])
+def test_spsd_every_method_and_landmarks(method, landmarks, source):
+    X = base_dense((12, 3), 6)
+    if source == "oracle_csr":
+        K = sl.RBFKernel(as_form(X, "csr-unsorted-dup"), 0.4)
+    elif source == "oracle_coo_float32":
+        X = X.astype(np.float32)
+        K = sl.RBFKernel(sp.coo_array(X), 0.4)
+    else:
+        K = rbf_dense(X, 0.4)
+    Kd = rbf_dense(X.astype(np.float64), 0.4)
+    f = getattr(sl, method)
+    args = (4, 8) if method in ("fast_spsd", "faster_spsd") else (4,)
+    approx = f(K, *args, landmarks=landmarks, rng=2, estimate_error=True)
+    ref = f(Kd, *args, landmarks=landmarks, rng=2, estimate_error=True)
+    tol = 1e-4 if source == "oracle_coo_float32" else 1e-8
+    assert np.array_equal(approx.columns, ref.columns)
+    # relative to the largest entry: these cores are ill-conditioned
+    diff, _ = compare([approx.toarray()], [ref.toarray()])
+    assert diff <= tol
+    assert np.isfinite(approx.error_estimate.value)
+    if method in ("nystrom", "optimal_spsd"):
+        cols = approx.columns
+        U = (nystrom_dense if method == "nystrom" else optimal_spsd_dense)(Kd, cols)
+        diff, _ = compare([approx.toarray()], [Kd[:, cols] @ U @ Kd[:, cols].T])
+        assert diff <= tol

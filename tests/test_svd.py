@@ -15,6 +15,7 @@ from sketchlab import _linalg as linalg_mod
 from sketchlab import _svd as svd_mod
 
 from ._kinds import SVD
+from ._support import base_dense, low_rank_plus_noise
 from .reference import (
     dense_of,
     fast_sp_svd_dense,
@@ -38,14 +39,6 @@ def run(method, A, k, kind="gaussian", **kw):
         return sl.practical_sp_svd(A, k, c=2 * k, r=3 * k, range_sketch=kind, **kw)
     kw = {"c": 2 * k, "r": 3 * k, "s_c": 6 * k, "s_r": 8 * k, "core_sketch": kind, **kw}
     return sl.three_sketch_svd(A, k, range_sketch=kind, **kw)
-
-
-def low_rank_plus_noise(m, n, rank, noise, seed):
-    gen = np.random.default_rng(seed)
-    A = (gen.standard_normal((m, rank)) * np.geomspace(10, 1, rank)) @ gen.standard_normal(
-        (rank, n)
-    )
-    return A + noise * gen.standard_normal((m, n))
 
 
 def sparse_matrix(m, n, density, seed, fmt="csr"):
@@ -679,3 +672,49 @@ def test_fast_sp_svd_beats_practical_on_real_data(filename, load_libsvm):
     for x in SVD_GRID:
         assert table[x, "fast"] < table[x, "practical"]
         assert table[x, "fast"] < table[x, "practical c=r"]
+
+
+@pytest.mark.kernels  # the sketches' compiled loops
+def test_fast_sp_svd_with_square_sketches_is_exact():
+    A = np.random.default_rng(1).standard_normal((50, 40))
+    for func in (sl.fast_sp_svd, sl.practical_sp_svd, sl.three_sketch_svd):
+        for seed in range(5):
+            U, s, Vt = func(A, 40, rng=seed)
+            assert np.linalg.norm(A - (U * s) @ Vt) <= 1e-10 * np.linalg.norm(A)
+
+
+def test_huge_sketch_sizes_are_refused_fast():
+    with pytest.raises(ValueError, match=r"c must be an int in \[1, 40\]"):
+        sl.practical_sp_svd(np.ones((50, 40)), 2, c=10**7, r=10**7)
+
+
+# ---- from the fuzz suite (tests/test_fuzz.py): the bugs it found, every option once --
+
+
+@pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
+@pytest.mark.parametrize("name", ["fast_sp_svd", "practical_sp_svd", "three_sketch_svd"])
+@pytest.mark.parametrize("e", [-1000, 1000])
+def test_svd_precision_at_extreme_scales(name, e):
+    """fast_sp_svd of a matrix scaled by 2**-1000 (entries near 1e-301) lost
+    about 9 digits: the Householder QR of its range sketch squared entries
+    near underflow.  Now every single-pass SVD is exact under scaling by a
+    power of two, to rounding."""
+    A = base_dense((6, 5), 0)
+    f = getattr(sl, name)
+    U, s, Vt = f(2.0**e * A, 2, rng=3)
+    U1, s1, Vt1 = f(A, 2, rng=3)
+    assert np.allclose(np.ldexp((U * s) @ Vt, -e), (U1 * s1) @ Vt1, rtol=0,
+                       atol=1e-13 * s1.max())
+
+
+@pytest.mark.kernels  # from the fuzz suite: reaches the compiled loops
+@pytest.mark.parametrize("name, e", [("fast_sp_svd", -600), ("practical_sp_svd", -1000),
+                                     ("practical_sp_svd", 600), ("three_sketch_svd", 1000)])
+def test_extreme_scale_svd_tol(name, e):
+    """tol= picks the same rank at any scale (||A||_F^2 used to under/overflow:
+    tiny matrices got another rank, huge ones a broadcasting error)."""
+    A = base_dense((8, 6), 1)
+    f = getattr(sl, name)
+    U, s, Vt = f(2.0**e * A, 2, tol=0.3, rng=3)
+    U1, s1, Vt1 = f(A, 2, tol=0.3, rng=3)
+    assert s.shape == s1.shape and np.allclose(np.ldexp(s, -e), s1, rtol=1e-8)

@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import sketchlab as sl
 import sketchlab._residuals as residuals
 from sketchlab import fast_gmr, gmr
 from sketchlab import gmr_error_ratio, gmr_residual, lowrank_residual
 
 from .reference import gmr_pinv, gmr_residual_dense
-from .test_gmr import FORMS, as_form, problem
+from ._support import FORMS, as_form, gmr_problem
 
 EPS64 = np.finfo(np.float64).eps
 
@@ -26,7 +27,7 @@ def consistent_problem(noise, seed=30, m=200, n=150, c=6, r=5):
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_residual_matches_dense(form, dtype):
-    A, C, R = problem(seed=31, dtype=dtype)
+    A, C, R = gmr_problem(seed=31, dtype=dtype)
     X = np.random.default_rng(31).standard_normal((5, 4)).astype(dtype)
     for core in (X, gmr(A, C, R)):
         got = gmr_residual(as_form(A, form), C, core, R)
@@ -37,7 +38,7 @@ def test_residual_matches_dense(form, dtype):
 @pytest.mark.parametrize("shape", [(8, 50, 12, 4), (60, 6, 5, 9)])
 def test_residual_with_rank_deficient_factors(shape):
     m, n, c, r = shape  # wide C or tall R
-    A, C, R = problem(m, n, c, r, seed=32)
+    A, C, R = gmr_problem(m, n, c, r, seed=32)
     X = np.random.default_rng(32).standard_normal((c, r))
     assert gmr_residual(A, C, X, R) == pytest.approx(gmr_residual_dense(A, C, X, R), rel=1e-12)
 
@@ -65,7 +66,7 @@ def test_exact_fit_residual_is_at_rounding_level():
 
 
 def test_zero_and_empty_rows():
-    A, C, R = problem(seed=33)
+    A, C, R = gmr_problem(seed=33)
     X = np.ones((5, 4))
     Z = sp.csr_matrix(A.shape)
     assert gmr_residual(Z, C, np.zeros((5, 4)), R) == 0.0
@@ -78,7 +79,7 @@ def test_zero_and_empty_rows():
 
 @pytest.mark.parametrize("form", ["dense-F", "csr", "csr-unsorted-dup"])
 def test_error_ratio_matches_direct_computation(form):
-    A, C, R = problem(seed=34)
+    A, C, R = gmr_problem(seed=34)
     X_opt = gmr_pinv(A, C, R, 60 * EPS64, 50 * EPS64)
     best = gmr_residual_dense(A, C, X_opt, R)
     g = np.random.default_rng(34)
@@ -91,7 +92,7 @@ def test_error_ratio_matches_direct_computation(form):
 
 
 def test_error_ratio_of_fast_gmr_is_nonnegative_and_of_gmr_is_zero():
-    A, C, R = problem(seed=35)
+    A, C, R = gmr_problem(seed=35)
     for seed in range(5):
         X = fast_gmr(A, C, R, sketch_size=(20, 16), rng=seed).X
         assert gmr_error_ratio(A, C, X, R) >= 0.0
@@ -102,7 +103,7 @@ def test_tiny_error_ratio_is_accurate():
     # X = X* + d D: residual^2 = best^2 + d^2 ||C D R||^2 exactly (the optimal
     # residual is orthogonal to every C Y R), so the ratio is known in closed
     # form far below the rounding of either residual
-    A, C, R = problem(seed=36)
+    A, C, R = gmr_problem(seed=36)
     X_opt = gmr(A, C, R)
     D = np.random.default_rng(36).standard_normal(X_opt.shape)
     best = gmr_residual_dense(A, C, X_opt, R)
@@ -121,7 +122,7 @@ def test_error_ratio_near_zero_optimal_residual():
 
 
 def test_error_ratio_when_the_optimal_residual_is_zero():
-    A, C, R = problem(seed=38)
+    A, C, R = gmr_problem(seed=38)
     Z = np.zeros(A.shape)
     assert gmr_error_ratio(Z, C, np.zeros((5, 4)), R) == 0.0
     assert gmr_error_ratio(Z, C, np.ones((5, 4)), R) == float("inf")
@@ -149,7 +150,7 @@ def dense_norm(D):
 
 def scale_problem(seed=40, m=70, n=45, c=6, r=5, dtype=np.float64):
     """Sparse-ish A with an empty row and column, random C, R and X."""
-    A, C, R = problem(m, n, c, r, seed=seed)
+    A, C, R = gmr_problem(m, n, c, r, seed=seed)
     X = np.random.default_rng(seed).standard_normal((c, r))
     return A.astype(dtype), C.astype(dtype), X.astype(dtype), R.astype(dtype)
 
@@ -326,7 +327,7 @@ def test_lowrank_extreme_weights_with_ordinary_factors():
 # ---- bad input ----------------------------------------------------------------------
 
 
-A0, C0, R0 = problem(seed=39)
+A0, C0, R0 = gmr_problem(seed=39)
 X0 = np.ones((5, 4))
 BAD = [
     (dict(X=np.ones((4, 5))), ValueError,
@@ -388,3 +389,19 @@ def test_entries_near_1e200_and_1e_170_against_exact_arithmetic(big, form):
         assert 0 < want < np.inf
         got = gmr_residual(as_form(args[0], form), *args[1:])
         assert got == pytest.approx(want, rel=1e-12), scales
+
+
+@pytest.mark.kernels  # the residuals' compiled loops
+@pytest.mark.parametrize("scale", [1e-170, 1e160])
+def test_residuals_do_not_depend_on_the_scale(scale):
+    gen = np.random.default_rng(0)
+    A, C, R = gen.standard_normal((40, 30)), gen.standard_normal((40, 3)), \
+        gen.standard_normal((2, 30))
+    X = sl.gmr(A, C, R) + 0.01
+    base = sl.gmr_residual(A, C, X, R)
+    assert sl.gmr_residual(A * scale, C, X * scale, R) == pytest.approx(base * scale, rel=1e-12)
+    assert sl.gmr_error_ratio(A * scale, C, X * scale, R) == pytest.approx(
+        sl.gmr_error_ratio(A, C, X, R), rel=1e-10)
+    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    assert sl.lowrank_residual(A * scale, U[:, :3], s[:3] * scale, Vt[:3]) == pytest.approx(
+        sl.lowrank_residual(A, U[:, :3], s[:3], Vt[:3]) * scale, rel=1e-12)

@@ -138,11 +138,23 @@ def test_find_file_first_directory_wins(tmp_path, monkeypatch):
     assert ds.locate(ds.REGISTRY["splice"]) == shared / "splice.xz"
 
 
-def test_tests_use_the_same_rule():
-    """tests/conftest.py's loader looks files up with experiments.datasets.find_file."""
-    from tests import conftest
+def test_tests_use_the_same_rule(tmp_path, monkeypatch):
+    """The library's tests look data sets up by the same rule (tests/_data.py,
+    kept apart so that they do not import the experiments package)."""
+    from tests import _data
 
-    assert conftest.find_file is ds.find_file
+    assert _data.SHARED_DATA == ds.SHARED_DATA
+    monkeypatch.delenv("SKETCHLAB_DATA", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert _data.data_dirs() == ds.data_dirs()
+    assert _data.describe_dirs() == ds.describe_dirs()
+    monkeypatch.setenv("SKETCHLAB_DATA", str(tmp_path / "mine"))
+    assert _data.data_dirs() == ds.data_dirs() == [tmp_path / "mine"]
+    assert _data.describe_dirs() == ds.describe_dirs()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "x.svm").write_text("1 1:1\n")
+    assert _data.find_file("x.svm") == ds.find_file("x.svm") == tmp_path / "mine" / "x.svm"
+    assert _data.find_file("absent.svm") is ds.find_file("absent.svm") is None
 
 
 def test_no_data_message_says_where_and_how(data_home):

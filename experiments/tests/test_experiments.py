@@ -632,7 +632,7 @@ def test_report_and_plot_need_an_existing_results_directory(tmp_path, capsys):
 
 def test_missing_results_directory_from_the_shell(tmp_path):
     """The same through the interpreter: one line on stderr, no traceback, status 2."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     proc = subprocess.run([sys.executable, "-m", "experiments", "report", "--out",
                            str(tmp_path / "nowhere")], cwd=root, capture_output=True, text=True,
                           timeout=120)  # fmt: skip
@@ -774,7 +774,7 @@ def test_user_text_cites_the_paper_as_printed(out):
     for action in parser._subparsers._group_actions:
         for name, sub in action.choices.items():
             texts[f"{name} --help"] = sub.format_help()
-    root = Path(__file__).resolve().parents[1] / "experiments"
+    root = Path(__file__).resolve().parents[1]
     for path in root.glob("*.py"):
         texts[path.name] = path.read_text()
     for where, text in texts.items():
