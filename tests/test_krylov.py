@@ -102,6 +102,7 @@ def sparse_test_matrix(seed=0, m=300, n=200, density=0.05):
     return A
 
 
+@pytest.mark.kernels
 @pytest.mark.parametrize("kind", ["csr", "csc", "coo", "operator", "dense_f"])
 def test_input_kinds_agree_with_dense(kind):
     A = sparse_test_matrix()
@@ -362,6 +363,7 @@ def test_same_rng_same_result_and_generators_advance():
     assert not np.array_equal(c.U, d.U)
 
 
+@pytest.mark.kernels  # the row loops of the products, bounds-checked in that run
 @pytest.mark.parametrize("fmt,shape,k", [("csr", (3000, 400), 5), ("dense", (3000, 400), 5),
                                          ("csr", (20000, 300), 40)])
 def test_same_result_for_one_and_two_threads(fmt, shape, k):
