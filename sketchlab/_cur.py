@@ -252,6 +252,9 @@ class CURPlan:
     3. :meth:`recover`: the core from the sketches (Fast GMR's
        ``(S_C C)^+ M (R S_R^T)^+``, the cross core, or an exact core computed
        by the caller) and the estimate.
+
+    :meth:`by_passes` runs the three steps for a front that reaches A only
+    through passes (``sketchlab.dask.cur``).
     """
 
     def __init__(self, shape, c, r, k, select, core, sketch_size, n_probes, estimate_error,
@@ -353,6 +356,26 @@ class CURPlan:
             estimate = ResidualProbe(phi, theta, parts["probe"], C, R, norm).estimate(U)
         return CURDecomposition(columns, rows, C, U, R, select=self.select, core=self.core,
                                 error_estimate=estimate)
+
+    # -- all passes, for a front that sees A only through them ---------------
+
+    def by_passes(self, sketch_pass) -> CURDecomposition:
+        """The decomposition from passes over A alone, each
+        ``sketch_pass(sketches)`` returning a filled
+        :class:`~sketchlab.SketchState` of ``sketches`` (``sketchlab.dask``:
+        one pass over the chunks).  Exact leverage scores and the exact core
+        need A itself (a third pass): refused before any pass."""
+        if self.select == "leverage":
+            raise ValueError("select='leverage' (exact scores) needs A in memory; use "
+                             "'approx-leverage', 'deim', 'pivoted-qr' or 'uniform'")
+        if self.core == "exact":
+            raise ValueError("core='exact' would need a third pass over A; use 'fast' or "
+                             "'cross'")
+        first = self.selection_sketches()
+        columns, rows = self.choose(None if first is None else sketch_pass(first).finalize())
+        state = sketch_pass(self.gather_sketches(columns, rows))
+        parts = {name: np.asarray(part) for name, part in state.finalize().items()}
+        return self.recover(parts, columns, rows, norm=state.norm)
 
 
 def cur_plan(shape: tuple[int, int], c: int, r: int | None = None, *, k: int | None = None,

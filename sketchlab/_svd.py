@@ -557,14 +557,23 @@ _INPUT_DOC = """A : array_like, scipy.sparse matrix, or iterable of blocks
         matrix is itself read in blocks of ``block_size``."""
 
 
-def _single_pass(method, A, k, *, axis, block_size, shape, estimate_error, tol, **params):
-    """One pass over A into the sketches of ``method``, then its recovery."""
+def _single_pass(method, A, k, *, axis, block_size, shape, **params):
+    """One pass over the blocks of an in-memory A or a stream of blocks."""
     source = BlockSource(A, axis, block_size, shape)
+    return single_pass(method, source.shape, k, lambda sketches: run_pass(source, sketches),
+                       **params)
+
+
+def single_pass(method, shape, k, sketch_pass, *, estimate_error, tol, **params):
+    """The plan of the single-pass SVD ``method`` of an A of ``shape``: its
+    sketches (:func:`svd_sketches`), one pass over A by
+    ``sketch_pass(sketches)`` (a filled :class:`~sketchlab.SketchState`: in
+    memory, from a stream, or over the chunks of a dask array), its recovery
+    (:func:`svd_recover`)."""
     tol = check_tol_or_rank(tol, params.get("rank"))
-    _, rank, sketches = svd_sketches(method, source.shape, k, **params,
+    _, rank, sketches = svd_sketches(method, shape, k, **params,
                                      estimate_error=bool(estimate_error) or tol is not None)
-    state = run_pass(source, sketches)
-    return svd_recover(method, state, rank, overwrite=True, tol=tol)
+    return svd_recover(method, sketch_pass(sketches), rank, overwrite=True, tol=tol)
 
 
 def check_tol_or_rank(tol, rank):
