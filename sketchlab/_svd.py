@@ -35,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._config import serial_blas
-from ._errors import check_probes, from_probe_sketch, probe_left, probe_mixer, probe_operator
+from ._errors import check_probes, from_probe_sketch, probe_left, probe_operator, rank_for_tol
 from ._linalg import sketch_basis as _qr
 from ._linalg import solve_core, svd
 from ._operators import UniformSampler
@@ -149,41 +149,6 @@ def svd_sketches(method, shape, k, *, c=None, r=None, s_c=None, s_r=None,
 
 
 
-def _rank_for_tol(tol, s, Z, LU, TV, norm, theta):
-    """Smallest rank whose estimated ``||A - A_rank||_F / ||A||_F`` is at most
-    ``tol``, from the test sketch alone (no pass over A).
-
-    ``Z = Phi A Theta^T`` (p x q) is the test sketch, ``LU = Phi U`` (p x
-    t) the same left sketch of the left singular vectors (without Phi, Z =
-    A Theta^T and LU = U) and ``TV = Theta V`` (q x t) the sketched right
-    ones.  The estimate of rank l is the value of
-    :func:`~sketchlab._errors.from_probe_sketch` on ``F_l = Z - LU_l S_l
-    TV_l^T``: ``||F_l P^T||_F^2`` with P the probes' q x q mixer over a
-    CountSketch (``G / sqrt(q)``, identity for Gaussian probes); it is
-    ``||Z P^T||_F^2 - 2 sum_{j <= l} s_j w_j . tv_j + sum_{i, j <= l} s_i
-    s_j (LU^T LU)_ij tv_i . tv_j`` with ``w_j = P Z^T LU e_j`` and ``tv_j
-    = P TV e_j``: every rank at once from small products.  When no rank
-    reaches it: ``(None, best)``, ``best`` the rank with the smallest
-    estimated error (the higher ranks of a single-pass SVD can be worse
-    than the lower ones, even worse than zero).
-    """
-    # in units of ||A||_F (finite at any scale): the squares stay in range
-    unit = norm if 0.0 < norm < math.inf else 1.0
-    Z, s = Z / unit, s / unit
-    G = probe_mixer(theta)
-    P = np.eye(Z.shape[1]) if G is None else G / math.sqrt(G.shape[0])
-    ZP = Z @ P.T  # (p, q)
-    TV = P @ TV
-    cross = np.einsum("bj,bj->j", ZP.T @ LU, TV) * s  # s_j w_j . tv_j
-    H = np.outer(s, s) * (LU.T @ LU) * (TV.T @ TV)
-    own = np.diagonal(H.cumsum(axis=0).cumsum(axis=1))  # the leading l x l blocks' sums
-    residual2 = float(np.einsum("ab,ab->", ZP, ZP)) - 2 * np.cumsum(cross) + own
-    for rank, value in enumerate(residual2, start=1):  # ||F_rank P^T||_F^2 estimates ||E_rank||_F^2
-        if math.sqrt(max(value, 0.0)) <= tol * norm / unit:
-            return rank, rank
-    return None, int(np.argmin(residual2)) + 1 if residual2.size else 0
-
-
 def svd_recover(method, state, rank, *, overwrite=False, tol=None):
     """The :class:`~sketchlab.SVDResult` of ``method`` from a filled
     :class:`~sketchlab.SketchState` (``passes=1``).
@@ -230,7 +195,7 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
                     else U_C.rows(phi))
             LU = LU_C @ U_N  # Phi U, (p, min(c, r))
         if tol is not None:
-            found, best = _rank_for_tol(tol, s, Z, LU, TV_R @ Vt_N.T, norm, theta)
+            found, best = rank_for_tol(tol, s, Z, LU, TV_R @ Vt_N.T, norm, theta)
             if found is None:
                 warnings.warn(
                     f"no rank up to the sketch rank {s.shape[0]} reaches the estimated relative "
