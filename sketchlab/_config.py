@@ -6,7 +6,13 @@ Every kernel is compiled lazily (on first call) and cached on disk, so that
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import functools
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 JIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
 """Options of serial kernels."""
@@ -27,9 +33,13 @@ TABLE_CACHE_MAX_DIM = 1 << 23
 PARALLEL_MIN_WORK = 1 << 15
 
 _BLAS_CONTROLLER = None
+_BLAS_LOCK = threading.Lock()
+_BLAS_DEPTH = 0  # open serial_blas contexts, in all threads
+_BLAS_LIMITER: Any = None  # the threadpoolctl limit of the outermost one
 
 
-def serial_blas() -> Any:  # a threadpoolctl context manager
+@contextlib.contextmanager
+def serial_blas() -> Iterator[None]:
     """Context limiting BLAS/LAPACK to one thread.
 
     For the small dense calls (thin QRs, SVDs of sketched factors, Gram
@@ -37,10 +47,38 @@ def serial_blas() -> Any:  # a threadpoolctl context manager
     spinning after a call and fight Numba's threads, which can make such a
     call many times slower on a machine with few cores (measured by the
     fast_gmr and fast_sp_svd rows of asv_benchmarks/compare.py).
-    """
-    global _BLAS_CONTROLLER
-    if _BLAS_CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
 
-        _BLAS_CONTROLLER = ThreadpoolController()
-    return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
+    Re-entrant and shared by all threads: the outermost context sets the
+    limit (about 10 microseconds), nested ones cost a counter, and the limit
+    is lifted when the last open context (of any thread) closes, so one
+    thread's exit cannot restore the threads while another is still inside.
+    """
+    global _BLAS_CONTROLLER, _BLAS_DEPTH, _BLAS_LIMITER
+    with _BLAS_LOCK:
+        if _BLAS_DEPTH == 0:
+            if _BLAS_CONTROLLER is None:
+                from threadpoolctl import ThreadpoolController
+
+                _BLAS_CONTROLLER = ThreadpoolController()
+            _BLAS_LIMITER = _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
+        _BLAS_DEPTH += 1
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            _BLAS_DEPTH -= 1
+            if _BLAS_DEPTH == 0:
+                _BLAS_LIMITER.restore_original_limits()
+                _BLAS_LIMITER = None
+
+
+def one_blas_thread(func: F) -> F:
+    """Decorator: ``func`` runs under :func:`serial_blas` (the BLAS-thread
+    policy of ``_linalg``'s entry points)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with serial_blas():
+            return func(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._config import serial_blas
 from ._errors import check_probes, probe_left, probe_operator
 from ._gmr import ResidualProbe, UnderdeterminedSketchWarning, check_sketch_size
 from ._gmr import default_sketch_size, gmr, out_dtype, solve_sketched
@@ -223,7 +222,7 @@ def cur(A: MatrixLike, c: int, r: int | None = None, *, k: int | None = None,
     # the plan's second pass, in memory: C and R gathered as they are (sparse
     # kept), the core and probe sketches of A formed directly
     parts = {"C": C, "R": R}
-    with trusted(A, C, R), serial_blas():
+    with trusted(A, C, R):
         for name in ("core", "probe"):
             if name in sketches:
                 left, right = sketches[name]
@@ -343,7 +342,7 @@ class CURPlan:
                     f"(c, r) = {(c, r)}: the sketched problem is underdetermined and its "
                     "solution carries no error guarantee", UnderdeterminedSketchWarning,
                     stacklevel=3)
-            with trusted(C, R), serial_blas():
+            with trusted(C, R):
                 U = solve_sketched(S_C.apply(C), parts["core"], S_R.apply(R, axis=1),
                                    eps=np.finfo(dtype).eps).astype(dtype, copy=False)
         elif self.core == "exact":

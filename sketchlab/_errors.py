@@ -43,8 +43,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._config import serial_blas
-from ._linalg import exponent_of_largest, squared_frobenius
+from ._linalg import exponent_of_largest, product, squared_frobenius
 from ._operators import CountSketch, GaussianSketch, apply_validated, sketch_both_validated
 from ._validation import check_int
 
@@ -381,9 +380,9 @@ class ResidualProbe:
         self.phi = phi
         self.theta = theta
         self.probe = probe  # (p, q), or (m, q) without phi
-        with serial_blas():  # C, R validated by the caller
-            self.RT = apply_validated(theta, R, axis=1)  # (r, q)
-            self.C = C if phi is None else apply_validated(phi, C)  # (p, c)
+        # C, R validated by the caller
+        self.RT = apply_validated(theta, R, axis=1)  # (r, q)
+        self.C = C if phi is None else apply_validated(phi, C)  # (p, c)
         self.norm = norm
 
     @classmethod
@@ -391,23 +390,21 @@ class ResidualProbe:
         """The probe of an in-memory A (validated, as by check_gmr_inputs)."""
         theta = probe_operator(q, A.shape[1], gen)
         phi = probe_left(q, A.shape[0], gen)
-        with serial_blas():
-            probe = (apply_validated(theta, A, axis=1) if phi is None
-                     else sketch_both_validated(phi, A, theta))
+        probe = (apply_validated(theta, A, axis=1) if phi is None
+                 else sketch_both_validated(phi, A, theta))
         return cls(phi, theta, probe, C, R, float(np.sqrt(squared_frobenius(A))))
 
     def residual_sketch(self, X):
         """``Phi E Theta^T`` (or ``E Theta^T``), p x q: small (p = 16 q, or
         A itself of at most 16 q rows), so formed as a new array."""
-        W = np.asarray(X, dtype=np.float64) @ self.RT  # (c, q)
-        return np.asarray(self.probe, dtype=np.float64) - self.C @ W
+        W = product(np.asarray(X, dtype=np.float64), self.RT)  # (c, q)
+        return np.asarray(self.probe, dtype=np.float64) - product(self.C, W)
 
     def estimate(self, X):
         """The ErrorEstimate of ``||A - C X R||_F``."""
         left_size = None if self.phi is None else self.phi.sketch_size
-        with serial_blas():
-            return from_probe_sketch(self.residual_sketch(X), self.theta, norm=self.norm,
-                                     left_size=left_size)
+        return from_probe_sketch(self.residual_sketch(X), self.theta, norm=self.norm,
+                                 left_size=left_size)
 
 
 def rank_for_tol(tol, s, Z, LU, TV, norm, theta):
@@ -433,10 +430,10 @@ def rank_for_tol(tol, s, Z, LU, TV, norm, theta):
     Z, s = Z / unit, s / unit
     G = probe_mixer(theta)
     P = np.eye(Z.shape[1]) if G is None else G / math.sqrt(G.shape[0])
-    ZP = Z @ P.T  # (p, q)
-    TV = P @ TV
-    cross = np.einsum("bj,bj->j", ZP.T @ LU, TV) * s  # s_j w_j . tv_j
-    H = np.outer(s, s) * (LU.T @ LU) * (TV.T @ TV)
+    ZP = product(Z, P.T)  # (p, q)
+    TV = product(P, TV)
+    cross = np.einsum("bj,bj->j", product(ZP.T, LU), TV) * s  # s_j w_j . tv_j
+    H = np.outer(s, s) * product(LU.T, LU) * product(TV.T, TV)
     own = np.diagonal(H.cumsum(axis=0).cumsum(axis=1))  # the leading l x l blocks' sums
     residual2 = float(np.einsum("ab,ab->", ZP, ZP)) - 2 * np.cumsum(cross) + own
     for rank, value in enumerate(residual2, start=1):  # ||F_rank P^T||_F^2 estimates ||E_rank||_F^2

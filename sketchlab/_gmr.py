@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._config import serial_blas
 from ._errors import ResidualProbe, check_probes
 from ._leverage import sampling_scores
 from ._linalg import exact_core, project_psd as _project_psd, range_factors
-from ._linalg import solve_core, squared_frobenius, symmetrize
+from ._linalg import product, solve_core, squared_frobenius, symmetrize
 from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, apply_many_validated
 from ._operators import apply_validated, sketch_both_validated
 from ._registry import SKETCH_KINDS, kinds_with, make_sketch
@@ -592,9 +591,8 @@ def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rn
 
 def _gram(X, Y):
     """``X @ Y`` as a dense float64 array (X, Y dense or sparse)."""
-    with serial_blas():
-        return np.asarray((X @ Y).toarray() if sp.issparse(X) and sp.issparse(Y) else X @ Y,
-                          dtype=np.float64)
+    XY = product(X, Y)
+    return np.asarray(XY.toarray() if sp.issparse(XY) else XY, dtype=np.float64)
 
 
 def _weighted_norm2(gram_C, D, gram_R):

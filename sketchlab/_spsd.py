@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._config import serial_blas
 from ._errors import kernel_estimate
 from ._gmr import solve_sketched
 from ._kernel_matrices import as_kernel
@@ -731,18 +730,17 @@ def eta(K: KernelLike, k: int, *, rng: None | int | np.random.Generator = None, 
         Qs.append(Qj)
         Zs.append(Zj)
         Q = np.hstack(Qs)
-        with serial_blas():
-            # Rayleigh-Ritz on the Krylov basis: K Q is known block by block
-            theta = _eigvalsh(symmetrize(Q.T @ np.hstack(Zs)))
-            theta = theta[np.argsort(-np.abs(theta))][:k]
-            share = float(np.sum(np.ldexp(theta, -e)**2))
-            if prev is not None and abs(share - prev) <= tol * share:
-                break
-            prev = share
-            # next block: the part of K Qj outside span(Q), orthogonalized twice
-            R = Zj - Q @ (Q.T @ Zj)
-            R -= Q @ (Q.T @ R)
-            W, sv, _ = _svd(R)
+        # Rayleigh-Ritz on the Krylov basis: K Q is known block by block
+        theta = _eigvalsh(symmetrize(product(Q.T, np.hstack(Zs))))
+        theta = theta[np.argsort(-np.abs(theta))][:k]
+        share = float(np.sum(np.ldexp(theta, -e)**2))
+        if prev is not None and abs(share - prev) <= tol * share:
+            break
+        prev = share
+        # next block: the part of K Qj outside span(Q), orthogonalized twice
+        R = Zj - product(Q, product(Q.T, Zj))
+        R -= product(Q, product(Q.T, R))
+        W, sv, _ = _svd(R)
         keep = sv > 1e-10 * max(sv[0] if sv.size else 0.0, np.abs(theta[0]))
         if not keep.any() or Q.shape[1] >= n:
             break  # the Krylov space is invariant: the Ritz values are exact

@@ -34,10 +34,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
-from ._config import serial_blas
 from ._errors import check_probes, from_probe_sketch, probe_left, probe_operator, rank_for_tol
 from ._linalg import sketch_basis as _qr
-from ._linalg import solve_core, svd
+from ._linalg import product, solve_core, svd
 from ._operators import UniformSampler
 from ._registry import SVD_SKETCHES, make_sketch
 from ._results import SVDResult
@@ -168,58 +167,58 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
     eps = np.finfo(state.dtype).eps
     norm = state.norm
     test = "test" in sketches
-    # One BLAS thread for these thin QRs and small solves: next to the
-    # Numba loops, spinning OpenBLAS threads made them several times slower
-    # (QR of a 52396 x 20 C: 0.07 s with one thread, 0.5 s with two).
-    with serial_blas():
-        U_C, _ = _qr(C, overwrite, norm)  # (m, q_c); Q of a copy of C unless overwrite
-        if method == "practical":
-            psi = state.operators("co-range")[0]
-            V_R, T_R = _qr(R.T, overwrite, norm)  # R^T = V_R T_R, so R V_R = T_R^T
-            PU = U_C.rows(psi)  # Psi~ U_C, (r, q_c)
-            N = solve_core(PU, T_R.T, eps=eps)  # (Psi~ U_C)^+ R V_R
-        else:
-            V_R, _ = _qr(R.T, overwrite, norm)  # (n, q_r)
-            S_C, S_R = state.operators("core")
-            SU = U_C.rows(S_C)  # S_C U_C, (s_c, q_c)
-            SV = V_R.rows(S_R)  # S_R V_R = (V_R^T S_R^T)^T, (s_r, q_r)
-            # N = (S_C U_C)^+ M (V_R^T S_R^T)^+: Fast GMR on the bases (eq. (5.3))
-            N = solve_core(SU, sketches["core"], SV.T, eps=eps)
-        U_N, s, Vt_N = svd(N)
-        if test:
-            phi, theta = state.operators("test")
-            Z = np.asarray(sketches["test"], dtype=np.float64)  # Phi A Theta^T, (p, q)
-            TV_R = V_R.rows(theta)  # Theta V_R, before V_R is overwritten by the lift
-            # Phi U_C (U_C itself without Phi: A has at most 16 q rows), before the lift
-            LU_C = (U_C.times(np.asarray(U_C.Q1, dtype=np.float64)) if phi is None
-                    else U_C.rows(phi))
-            LU = LU_C @ U_N  # Phi U, (p, min(c, r))
-        if tol is not None:
-            found, best = rank_for_tol(tol, s, Z, LU, TV_R @ Vt_N.T, norm, theta)
-            if found is None:
-                warnings.warn(
-                    f"no rank up to the sketch rank {s.shape[0]} reaches the estimated relative "
-                    f"error tol={tol}; returning rank {best}, the one with the smallest estimated "
-                    "error (larger sketches, c and r, can go further)",
-                    stacklevel=3,
-                )
-                found = best
-            rank = found
-        t = min(rank, s.shape[0])
-        U = U_C.lift(U_N[:, :t])
-        Vt = V_R.lift(Vt_N[:t].T).T
-        estimate = None
-        if test:
-            # Phi (A - U S Vt) Theta^T = Z - (Phi U) (Theta V S)^T: small products
-            Y = (TV_R @ Vt_N[:t].T) * s[:t]  # Theta V S, (q, t)
-            estimate = from_probe_sketch(Z - LU[:, :t] @ Y.T, theta, norm=norm,
-                                         left_size=None if phi is None else phi.sketch_size)
-            from ._krylov import warn_if_inaccurate  # names krylov_svd when ~ ||A||_F off
+    # The thin QRs, small solves and products run on one BLAS thread (the
+    # policy of _linalg's entry points): next to the Numba loops, spinning
+    # OpenBLAS threads made them several times slower (QR of a 52396 x 20 C:
+    # 0.07 s with one thread, 0.5 s with two).
+    U_C, _ = _qr(C, overwrite, norm)  # (m, q_c); Q of a copy of C unless overwrite
+    if method == "practical":
+        psi = state.operators("co-range")[0]
+        V_R, T_R = _qr(R.T, overwrite, norm)  # R^T = V_R T_R, so R V_R = T_R^T
+        PU = U_C.rows(psi)  # Psi~ U_C, (r, q_c)
+        N = solve_core(PU, T_R.T, eps=eps)  # (Psi~ U_C)^+ R V_R
+    else:
+        V_R, _ = _qr(R.T, overwrite, norm)  # (n, q_r)
+        S_C, S_R = state.operators("core")
+        SU = U_C.rows(S_C)  # S_C U_C, (s_c, q_c)
+        SV = V_R.rows(S_R)  # S_R V_R = (V_R^T S_R^T)^T, (s_r, q_r)
+        # N = (S_C U_C)^+ M (V_R^T S_R^T)^+: Fast GMR on the bases (eq. (5.3))
+        N = solve_core(SU, sketches["core"], SV.T, eps=eps)
+    U_N, s, Vt_N = svd(N)
+    if test:
+        phi, theta = state.operators("test")
+        Z = np.asarray(sketches["test"], dtype=np.float64)  # Phi A Theta^T, (p, q)
+        TV_R = V_R.rows(theta)  # Theta V_R, before V_R is overwritten by the lift
+        # Phi U_C (U_C itself without Phi: A has at most 16 q rows), before the lift
+        LU_C = (U_C.times(np.asarray(U_C.Q1, dtype=np.float64)) if phi is None
+                else U_C.rows(phi))
+        LU = product(LU_C, U_N)  # Phi U, (p, min(c, r))
+    if tol is not None:
+        found, best = rank_for_tol(tol, s, Z, LU, product(TV_R, Vt_N.T), norm, theta)
+        if found is None:
+            warnings.warn(
+                f"no rank up to the sketch rank {s.shape[0]} reaches the estimated relative "
+                f"error tol={tol}; returning rank {best}, the one with the smallest estimated "
+                "error (larger sketches, c and r, can go further)",
+                stacklevel=3,
+            )
+            found = best
+        rank = found
+    t = min(rank, s.shape[0])
+    U = U_C.lift(U_N[:, :t])
+    Vt = V_R.lift(Vt_N[:t].T).T
+    estimate = None
+    if test:
+        # Phi (A - U S Vt) Theta^T = Z - (Phi U) (Theta V S)^T: small products
+        Y = product(TV_R, Vt_N[:t].T) * s[:t]  # Theta V S, (q, t)
+        estimate = from_probe_sketch(Z - product(LU[:, :t], Y.T), theta, norm=norm,
+                                     left_size=None if phi is None else phi.sketch_size)
+        from ._krylov import warn_if_inaccurate  # names krylov_svd when ~ ||A||_F off
 
-            warn_if_inaccurate(estimate, stacklevel=4)
-        dtype = state.dtype
-        return SVDResult(U.astype(dtype, copy=False), s[:t].astype(dtype),
-                         Vt.astype(dtype, copy=False), error_estimate=estimate, passes=1)
+        warn_if_inaccurate(estimate, stacklevel=4)
+    dtype = state.dtype
+    return SVDResult(U.astype(dtype, copy=False), s[:t].astype(dtype),
+                     Vt.astype(dtype, copy=False), error_estimate=estimate, passes=1)
 
 
 # ---------------------------------------------------------------------------
