@@ -33,9 +33,7 @@ TABLE_CACHE_MAX_DIM = 1 << 23
 PARALLEL_MIN_WORK = 1 << 15
 
 _BLAS_CONTROLLER = None
-_BLAS_LOCK = threading.Lock()
-_BLAS_DEPTH = 0  # open serial_blas contexts, in all threads
-_BLAS_LIMITER: Any = None  # the threadpoolctl limit of the outermost one
+_BLAS_LOCAL = threading.local()  # per thread: open serial_blas contexts, the outermost's limit
 
 
 @contextlib.contextmanager
@@ -48,28 +46,29 @@ def serial_blas() -> Iterator[None]:
     call many times slower on a machine with few cores (measured by the
     fast_gmr and fast_sp_svd rows of asv_benchmarks/compare.py).
 
-    Re-entrant and shared by all threads: the outermost context sets the
-    limit (about 10 microseconds), nested ones cost a counter, and the limit
-    is lifted when the last open context (of any thread) closes, so one
-    thread's exit cannot restore the threads while another is still inside.
+    Re-entrant: the outermost context of a thread sets the limit and
+    restores it (about 10 microseconds), nested ones cost a counter, so that
+    every entry point of ``_linalg`` can apply the policy itself.  (Setting
+    and restoring stay in the same thread: OpenBLAS ignores a thread that
+    raises the count another thread lowered.)
     """
-    global _BLAS_CONTROLLER, _BLAS_DEPTH, _BLAS_LIMITER
-    with _BLAS_LOCK:
-        if _BLAS_DEPTH == 0:
-            if _BLAS_CONTROLLER is None:
-                from threadpoolctl import ThreadpoolController
+    global _BLAS_CONTROLLER
+    local = _BLAS_LOCAL
+    depth = getattr(local, "depth", 0)
+    if depth == 0:
+        if _BLAS_CONTROLLER is None:
+            from threadpoolctl import ThreadpoolController
 
-                _BLAS_CONTROLLER = ThreadpoolController()
-            _BLAS_LIMITER = _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
-        _BLAS_DEPTH += 1
+            _BLAS_CONTROLLER = ThreadpoolController()
+        local.limiter = _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
+    local.depth = depth + 1
     try:
         yield
     finally:
-        with _BLAS_LOCK:
-            _BLAS_DEPTH -= 1
-            if _BLAS_DEPTH == 0:
-                _BLAS_LIMITER.restore_original_limits()
-                _BLAS_LIMITER = None
+        local.depth = depth
+        if depth == 0:
+            local.limiter.restore_original_limits()
+            local.limiter = None
 
 
 def one_blas_thread(func: F) -> F:
