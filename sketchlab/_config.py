@@ -6,7 +6,13 @@ Every kernel is compiled lazily (on first call) and cached on disk, so that
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import functools
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 JIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
 """Options of serial kernels."""
@@ -27,9 +33,11 @@ TABLE_CACHE_MAX_DIM = 1 << 23
 PARALLEL_MIN_WORK = 1 << 15
 
 _BLAS_CONTROLLER = None
+_BLAS_LOCAL = threading.local()  # per thread: open serial_blas contexts, the outermost's limit
 
 
-def serial_blas() -> Any:  # a threadpoolctl context manager
+@contextlib.contextmanager
+def serial_blas() -> Iterator[None]:
     """Context limiting BLAS/LAPACK to one thread.
 
     For the small dense calls (thin QRs, SVDs of sketched factors, Gram
@@ -37,10 +45,39 @@ def serial_blas() -> Any:  # a threadpoolctl context manager
     spinning after a call and fight Numba's threads, which can make such a
     call many times slower on a machine with few cores (measured by the
     fast_gmr and fast_sp_svd rows of asv_benchmarks/compare.py).
+
+    Re-entrant: the outermost context of a thread sets the limit and
+    restores it (about 10 microseconds), nested ones cost a counter, so that
+    every entry point of ``_linalg`` can apply the policy itself.  (Setting
+    and restoring stay in the same thread: OpenBLAS ignores a thread that
+    raises the count another thread lowered.)
     """
     global _BLAS_CONTROLLER
-    if _BLAS_CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
+    local = _BLAS_LOCAL
+    depth = getattr(local, "depth", 0)
+    if depth == 0:
+        if _BLAS_CONTROLLER is None:
+            from threadpoolctl import ThreadpoolController
 
-        _BLAS_CONTROLLER = ThreadpoolController()
-    return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
+            _BLAS_CONTROLLER = ThreadpoolController()
+        local.limiter = _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
+    local.depth = depth + 1
+    try:
+        yield
+    finally:
+        local.depth = depth
+        if depth == 0:
+            local.limiter.restore_original_limits()
+            local.limiter = None
+
+
+def one_blas_thread(func: F) -> F:
+    """Decorator: ``func`` runs under :func:`serial_blas` (the BLAS-thread
+    policy of ``_linalg``'s entry points)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with serial_blas():
+            return func(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]

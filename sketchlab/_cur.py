@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._config import serial_blas
 from ._errors import check_probes, probe_left, probe_operator
 from ._gmr import ResidualProbe, UnderdeterminedSketchWarning, check_sketch_size
 from ._gmr import default_sketch_size, gmr, out_dtype, solve_sketched
@@ -223,7 +222,7 @@ def cur(A: MatrixLike, c: int, r: int | None = None, *, k: int | None = None,
     # the plan's second pass, in memory: C and R gathered as they are (sparse
     # kept), the core and probe sketches of A formed directly
     parts = {"C": C, "R": R}
-    with trusted(A, C, R), serial_blas():
+    with trusted(A, C, R):
         for name in ("core", "probe"):
             if name in sketches:
                 left, right = sketches[name]
@@ -252,6 +251,9 @@ class CURPlan:
     3. :meth:`recover`: the core from the sketches (Fast GMR's
        ``(S_C C)^+ M (R S_R^T)^+``, the cross core, or an exact core computed
        by the caller) and the estimate.
+
+    :meth:`by_passes` runs the three steps for a front that reaches A only
+    through passes (``sketchlab.dask.cur``).
     """
 
     def __init__(self, shape, c, r, k, select, core, sketch_size, n_probes, estimate_error,
@@ -340,7 +342,7 @@ class CURPlan:
                     f"(c, r) = {(c, r)}: the sketched problem is underdetermined and its "
                     "solution carries no error guarantee", UnderdeterminedSketchWarning,
                     stacklevel=3)
-            with trusted(C, R), serial_blas():
+            with trusted(C, R):
                 U = solve_sketched(S_C.apply(C), parts["core"], S_R.apply(R, axis=1),
                                    eps=np.finfo(dtype).eps).astype(dtype, copy=False)
         elif self.core == "exact":
@@ -353,6 +355,26 @@ class CURPlan:
             estimate = ResidualProbe(phi, theta, parts["probe"], C, R, norm).estimate(U)
         return CURDecomposition(columns, rows, C, U, R, select=self.select, core=self.core,
                                 error_estimate=estimate)
+
+    # -- all passes, for a front that sees A only through them ---------------
+
+    def by_passes(self, sketch_pass) -> CURDecomposition:
+        """The decomposition from passes over A alone, each
+        ``sketch_pass(sketches)`` returning a filled
+        :class:`~sketchlab.SketchState` of ``sketches`` (``sketchlab.dask``:
+        one pass over the chunks).  Exact leverage scores and the exact core
+        need A itself (a third pass): refused before any pass."""
+        if self.select == "leverage":
+            raise ValueError("select='leverage' (exact scores) needs A in memory; use "
+                             "'approx-leverage', 'deim', 'pivoted-qr' or 'uniform'")
+        if self.core == "exact":
+            raise ValueError("core='exact' would need a third pass over A; use 'fast' or "
+                             "'cross'")
+        first = self.selection_sketches()
+        columns, rows = self.choose(None if first is None else sketch_pass(first).finalize())
+        state = sketch_pass(self.gather_sketches(columns, rows))
+        parts = {name: np.asarray(part) for name, part in state.finalize().items()}
+        return self.recover(parts, columns, rows, norm=state.norm)
 
 
 def cur_plan(shape: tuple[int, int], c: int, r: int | None = None, *, k: int | None = None,

@@ -130,6 +130,16 @@ class Pass:
                 line.append(key)
             self.grid.append(line)
 
+    def sums(self, over, tag, output=None):
+        """Keys of the sums of the chunks' partials (their ``output``, for a
+        pass with named outputs): over the column chunks of each row block
+        (``over=1``: one key per row block), over the row chunks of each
+        column block (``over=0``), or over every chunk (None: one key)."""
+        lines = {1: self.grid, 0: list(zip(*self.grid)),
+                 None: [[key for line in self.grid for key in line]]}[over]
+        return [self.tree_sum([key if output is None else key[output] for key in line],
+                              f"{tag}{t}") for t, line in enumerate(lines)]
+
     def tree_sum(self, keys, tag):
         """Key of the sum of ``keys`` by a tree of fixed shape and order
         (fan-in ``FAN_IN``), so that the result is the same on every scheduler."""

@@ -22,6 +22,13 @@ factor):
   exact diagonal plus a sampled block of the off-diagonal error): a Gamma
   interval matched to the mean and variance.
 
+The algorithms' estimates are built here from those laws:
+:class:`ResidualProbe` (``||A - C X R||_F`` of fast_gmr and cur, from a
+two-sided test sketch of A gathered with the other sketches),
+:func:`rank_for_tol` (the estimate of every rank of a single-pass SVD at once,
+from its test sketch) and :func:`kernel_estimate` (``||K - C U C^T||_F`` of
+the SPSD methods: the exact diagonal and a sampled block).
+
 Assumptions, stated in each docstring that returns an estimate: the probes
 are independent of the answer (drawn from their own seeds, never used to
 compute it), and the interval is meant to hold the true value with about
@@ -36,8 +43,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._operators import CountSketch, GaussianSketch
-from ._linalg import exponent_of_largest
+from ._linalg import exponent_of_largest, product, squared_frobenius
+from ._operators import CountSketch, GaussianSketch, apply_validated, sketch_both_validated
 from ._validation import check_int
 
 if TYPE_CHECKING:
@@ -47,6 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ErrorEstimate", "from_gaussian_probes", "from_probe_sketch", "from_samples",
            "from_moments", "probe_operator", "probe_left", "probe_mixer", "check_probes",
+           "ResidualProbe", "rank_for_tol", "kernel_estimate",
            "CONFIDENCE", "DEFAULT_PROBES"]
 
 CONFIDENCE = 0.90
@@ -348,3 +356,157 @@ def from_moments(mean: float, variance: float, *, known: float = 0.0, unit: floa
     low = unit * math.sqrt(known + dof * mean / _chi2_ppf(1.0 - _TAIL, dof))
     high = unit * math.sqrt(known + dof * mean / _chi2_ppf(_TAIL, dof))
     return ErrorEstimate(value, low, high, _relative(value, norm), n_probes)
+
+
+# -- the estimates of the algorithms ------------------------------------------
+
+
+class ResidualProbe:
+    """The test sketch of an error estimate of ``||A - C X R||_F``, from both
+    sides for a tall A: ``Phi A Theta^T`` (p x q, Phi of
+    :func:`~sketchlab._errors.probe_left`, Theta of
+    :func:`~sketchlab._errors.probe_operator`), ``Phi C`` and ``R
+    Theta^T``; then ``Phi E Theta^T = Phi A Theta^T - (Phi C) X (R
+    Theta^T)`` for any X, from small matrices alone.  Without Phi (A of
+    at most 16 q rows): ``A Theta^T``, C and ``R Theta^T``.
+
+    ``ResidualProbe(phi, theta, probe, C, R, norm)`` takes the sketch of A
+    and ``||A||_F`` already gathered (the dask front's pass); :meth:`of`
+    gathers them from an in-memory A."""
+
+    # Its products are thin (q = 10 columns): they run on one BLAS thread, so
+    # that idle OpenBLAS threads do not compete with the Numba kernels next.
+    def __init__(self, phi, theta, probe, C, R, norm):
+        self.phi = phi
+        self.theta = theta
+        self.probe = probe  # (p, q), or (m, q) without phi
+        # C, R validated by the caller
+        self.RT = apply_validated(theta, R, axis=1)  # (r, q)
+        self.C = C if phi is None else apply_validated(phi, C)  # (p, c)
+        self.norm = norm
+
+    @classmethod
+    def of(cls, A, C, R, q, gen):
+        """The probe of an in-memory A (validated, as by check_gmr_inputs)."""
+        theta = probe_operator(q, A.shape[1], gen)
+        phi = probe_left(q, A.shape[0], gen)
+        probe = (apply_validated(theta, A, axis=1) if phi is None
+                 else sketch_both_validated(phi, A, theta))
+        return cls(phi, theta, probe, C, R, float(np.sqrt(squared_frobenius(A))))
+
+    def residual_sketch(self, X):
+        """``Phi E Theta^T`` (or ``E Theta^T``), p x q: small (p = 16 q, or
+        A itself of at most 16 q rows), so formed as a new array."""
+        W = product(np.asarray(X, dtype=np.float64), self.RT)  # (c, q)
+        return np.asarray(self.probe, dtype=np.float64) - product(self.C, W)
+
+    def estimate(self, X):
+        """The ErrorEstimate of ``||A - C X R||_F``."""
+        left_size = None if self.phi is None else self.phi.sketch_size
+        return from_probe_sketch(self.residual_sketch(X), self.theta, norm=self.norm,
+                                 left_size=left_size)
+
+
+def rank_for_tol(tol, s, Z, LU, TV, norm, theta):
+    """Smallest rank whose estimated ``||A - A_rank||_F / ||A||_F`` is at most
+    ``tol``, from the test sketch alone (no pass over A).
+
+    ``Z = Phi A Theta^T`` (p x q) is the test sketch, ``LU = Phi U`` (p x
+    t) the same left sketch of the left singular vectors (without Phi, Z =
+    A Theta^T and LU = U) and ``TV = Theta V`` (q x t) the sketched right
+    ones.  The estimate of rank l is the value of
+    :func:`~sketchlab._errors.from_probe_sketch` on ``F_l = Z - LU_l S_l
+    TV_l^T``: ``||F_l P^T||_F^2`` with P the probes' q x q mixer over a
+    CountSketch (``G / sqrt(q)``, identity for Gaussian probes); it is
+    ``||Z P^T||_F^2 - 2 sum_{j <= l} s_j w_j . tv_j + sum_{i, j <= l} s_i
+    s_j (LU^T LU)_ij tv_i . tv_j`` with ``w_j = P Z^T LU e_j`` and ``tv_j
+    = P TV e_j``: every rank at once from small products.  When no rank
+    reaches it: ``(None, best)``, ``best`` the rank with the smallest
+    estimated error (the higher ranks of a single-pass SVD can be worse
+    than the lower ones, even worse than zero).
+    """
+    # in units of ||A||_F (finite at any scale): the squares stay in range
+    unit = norm if 0.0 < norm < math.inf else 1.0
+    Z, s = Z / unit, s / unit
+    G = probe_mixer(theta)
+    P = np.eye(Z.shape[1]) if G is None else G / math.sqrt(G.shape[0])
+    ZP = product(Z, P.T)  # (p, q)
+    TV = product(P, TV)
+    cross = np.einsum("bj,bj->j", product(ZP.T, LU), TV) * s  # s_j w_j . tv_j
+    H = np.outer(s, s) * product(LU.T, LU) * product(TV.T, TV)
+    own = np.diagonal(H.cumsum(axis=0).cumsum(axis=1))  # the leading l x l blocks' sums
+    residual2 = float(np.einsum("ab,ab->", ZP, ZP)) - 2 * np.cumsum(cross) + own
+    for rank, value in enumerate(residual2, start=1):  # ||F_rank P^T||_F^2 estimates ||E_rank||_F^2
+        if math.sqrt(max(value, 0.0)) <= tol * norm / unit:
+            return rank, rank
+    return None, int(np.argmin(residual2)) + 1 if residual2.size else 0
+
+
+# rows' worth of kernel entries the error estimate evaluates by default
+_KERNEL_PROBES = 40
+# share of the estimate's row and column draws led by the approximation's rows
+_KERNEL_LED = 0.8
+
+
+def kernel_estimate(K, C, U, n_probes, gen):
+    """ErrorEstimate of ``||K - C U C^T||_F``: the diagonal of the error
+    ``E = K - C U C^T`` exactly, and its off-diagonal part from one sampled
+    block ``E[I, J]`` of about ``n_probes * n`` entries.
+
+    The diagonal costs the diagonal of K (known for RBF) and O(n c) and
+    holds half or more of ``||E||_F^2`` on the paper's kernels.  The rows I
+    and the columns J (m = ceil(sqrt(q n)) each) are drawn independently,
+    with replacement, with probabilities
+
+        p_i = 0.8 ||(C U C^T)_i||^2 / ||C U C^T||_F^2 + 0.2 / n
+
+    (O(n c^2)): a row the approximation makes large is where the error of an
+    indefinite core (fast, faster SPSD) lies, and the uniform fifth keeps
+    every entry possible.  ``sum E_ij^2 / (p_i p_j) / m^2`` over the block,
+    with the diagonal left out, is unbiased for the off-diagonal sum; its
+    variance is estimated by the two-way (rows plus columns) variance of the
+    block's row and column means, and :func:`~sketchlab._errors.from_moments`
+    gives the Gamma interval.  A block, unlike q whole rows, draws m distinct
+    rows, so that the few points whose rows carry much of the error (the
+    estimate sweep finds five rows with 15% of it on madelon) are seen in
+    its variance."""
+    n = K.shape[0]
+    q = check_probes(n_probes, _KERNEL_PROBES)
+    C = np.asarray(C, dtype=np.float64)
+    CU = C @ U
+    K_diag = np.asarray(K.diagonal(), dtype=np.float64)
+    diag_error = K_diag - np.einsum("ij,ij->i", CU, C)
+    rows_norm = np.einsum("ij,ij->i", CU @ (C.T @ C), CU)  # ||(C U C^T)_i||^2
+    total = float(rows_norm.sum())
+    p = np.full(n, 1.0 / n)
+    if total > 0 and np.isfinite(total):
+        p = _KERNEL_LED * np.maximum(rows_norm, 0.0) / total + (1.0 - _KERNEL_LED) / n
+        p /= p.sum()
+    m = math.ceil(math.sqrt(q * n))
+    I, J = gen.choice(n, size=m, p=p), gen.choice(n, size=m, p=p)
+    rows, row_of = np.unique(I, return_inverse=True)
+    cols, col_of = np.unique(J, return_inverse=True)
+    K_block = np.asarray(K[rows, cols], dtype=np.float64)[np.ix_(row_of, col_of)]
+    E_block = K_block - CU[I] @ C[J].T
+    off = I[:, None] != J[None, :]
+    weight = off / (p[I][:, None] * p[J][None, :])
+    norm = _two_way(K_block, weight, K_diag).value
+    return _two_way(E_block, weight, diag_error, norm=norm, n_probes=q)
+
+
+def _two_way(block, weight, diag, norm=None, n_probes=0):
+    """ErrorEstimate of ``sqrt(sum diag^2 + T)`` where T is estimated by the
+    weighted squares of a sampled block, ``sum(weight * block^2) / m^2``, with
+    the variance of a two-way design: var(row means) / m + var(column means) / m."""
+    m = block.shape[0]
+    unit = max(float(np.abs(block).max(initial=0.0)), float(np.abs(diag).max(initial=0.0)))
+    if unit == 0.0 or not np.isfinite(unit):  # exactly zero, or beyond float64
+        return from_moments(0.0, 0.0, known=1.0, unit=0.0 if unit == 0.0 else math.inf,
+                            norm=norm, n_probes=n_probes)
+    W = weight * (block / unit) ** 2
+    mean = float(W.mean())
+    variance = (float(W.mean(axis=1).var(ddof=1)) + float(W.mean(axis=0).var(ddof=1))) / m \
+        if m > 1 else 0.0
+    d = diag / unit
+    return from_moments(mean, variance, known=float(d @ d), unit=unit, norm=norm,
+                        n_probes=n_probes)

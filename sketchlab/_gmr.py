@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._config import serial_blas
-from ._errors import check_probes, from_probe_sketch, probe_left, probe_operator
+from ._errors import ResidualProbe, check_probes
 from ._leverage import sampling_scores
 from ._linalg import exact_core, project_psd as _project_psd, range_factors
-from ._linalg import solve_core, squared_frobenius, symmetrize
+from ._linalg import product, solve_core, squared_frobenius, symmetrize
 from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, apply_many_validated
 from ._operators import apply_validated, sketch_both_validated
 from ._registry import SKETCH_KINDS, kinds_with, make_sketch
@@ -519,54 +518,6 @@ def _probe_generator(sketch, rng):
     return as_generator(None if rng is None else rng)
 
 
-class ResidualProbe:
-    """The test sketch of an error estimate of ``||A - C X R||_F``, from both
-    sides for a tall A: ``Phi A Theta^T`` (p x q, Phi of
-    :func:`~sketchlab._errors.probe_left`, Theta of
-    :func:`~sketchlab._errors.probe_operator`), ``Phi C`` and ``R
-    Theta^T``; then ``Phi E Theta^T = Phi A Theta^T - (Phi C) X (R
-    Theta^T)`` for any X, from small matrices alone.  Without Phi (A of
-    at most 16 q rows): ``A Theta^T``, C and ``R Theta^T``.
-
-    ``ResidualProbe(phi, theta, probe, C, R, norm)`` takes the sketch of A
-    and ``||A||_F`` already gathered (the dask front's pass); :meth:`of`
-    gathers them from an in-memory A."""
-
-    # Its products are thin (q = 10 columns): they run on one BLAS thread, so
-    # that idle OpenBLAS threads do not compete with the Numba kernels next.
-    def __init__(self, phi, theta, probe, C, R, norm):
-        self.phi = phi
-        self.theta = theta
-        self.probe = probe  # (p, q), or (m, q) without phi
-        with serial_blas():  # C, R validated by the caller
-            self.RT = apply_validated(theta, R, axis=1)  # (r, q)
-            self.C = C if phi is None else apply_validated(phi, C)  # (p, c)
-        self.norm = norm
-
-    @classmethod
-    def of(cls, A, C, R, q, gen):
-        """The probe of an in-memory A (validated, as by check_gmr_inputs)."""
-        theta = probe_operator(q, A.shape[1], gen)
-        phi = probe_left(q, A.shape[0], gen)
-        with serial_blas():
-            probe = (apply_validated(theta, A, axis=1) if phi is None
-                     else sketch_both_validated(phi, A, theta))
-        return cls(phi, theta, probe, C, R, float(np.sqrt(squared_frobenius(A))))
-
-    def residual_sketch(self, X):
-        """``Phi E Theta^T`` (or ``E Theta^T``), p x q: small (p = 16 q, or
-        A itself of at most 16 q rows), so formed as a new array."""
-        W = np.asarray(X, dtype=np.float64) @ self.RT  # (c, q)
-        return np.asarray(self.probe, dtype=np.float64) - self.C @ W
-
-    def estimate(self, X):
-        """The ErrorEstimate of ``||A - C X R||_F``."""
-        left_size = None if self.phi is None else self.phi.sketch_size
-        with serial_blas():
-            return from_probe_sketch(self.residual_sketch(X), self.theta, norm=self.norm,
-                                     left_size=left_size)
-
-
 _MAX_TOL_ROUNDS = 6
 _MAX_GROWTH = 8.0  # a round's sketch is at most this many times the previous one
 
@@ -640,9 +591,8 @@ def _fast_gmr_tol(A, C, R, tol, sketch, sketch_size, structure, rtol, eps, q, rn
 
 def _gram(X, Y):
     """``X @ Y`` as a dense float64 array (X, Y dense or sparse)."""
-    with serial_blas():
-        return np.asarray((X @ Y).toarray() if sp.issparse(X) and sp.issparse(Y) else X @ Y,
-                          dtype=np.float64)
+    XY = product(X, Y)
+    return np.asarray(XY.toarray() if sp.issparse(XY) else XY, dtype=np.float64)
 
 
 def _weighted_norm2(gram_C, D, gram_R):

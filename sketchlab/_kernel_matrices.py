@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._config import serial_blas
 from ._jit import threads_for
 from ._jit.rbf import (
     csr_dense_gram,
@@ -32,6 +31,7 @@ from ._jit.rbf import (
     rbf_exact_dense,
     rbf_from_gram,
 )
+from ._linalg import product
 from ._validation import as_matrix, check_int, check_positive
 
 if TYPE_CHECKING:
@@ -640,8 +640,7 @@ def _gram(PA, rows, rspan, PB, cols, cspan, same):
             return _symmetric_gram(A)
         B = A if same else PB.dense_rows(cols, cspan)
         if m * p * d <= _SERIAL_GEMM_MAX:
-            with serial_blas():
-                return np.ascontiguousarray(A @ B.T)
+            return np.ascontiguousarray(product(A, B.T))
         return np.ascontiguousarray(A @ B.T)
     # dense rows against sparse points too large to densify
     return np.ascontiguousarray((PB.X[cols] @ PA.dense_rows(rows, rspan).T).T)

@@ -30,7 +30,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.linalg as sla
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelBinarizer
@@ -39,6 +38,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._config import serial_blas
 from ._kernel_matrices import BLOCK_ENTRIES, kernel_oracle
+from ._linalg import eigh, gram_t, spd_solver
 from ._operators import OSNAP
 from ._rpcholesky import block_rpcholesky
 from ._selection import LANDMARKS, select_landmarks
@@ -57,16 +57,6 @@ SOLVERS = ("auto", "pcg", "restricted")
 # landmark, and its nonzeros per column
 _SKETCH_ROWS_PER_LANDMARK = 4
 _SKETCH_NNZ = 8
-
-
-def _gram_t(A, B):
-    """``A^T B``; for ``B is A`` as an explicit GEMM (numpy sends ``A.T @ A``
-    to BLAS's SYRK, whose multi-threaded OpenBLAS kernel has crashed on large
-    problems on some machines)."""
-    if B is A:
-        At = np.asfortranarray(A.T)  # no copy for a C-ordered A
-        return sla.blas.dgemm(1.0, At, At, trans_b=True)
-    return A.T @ B
 
 
 class _KernelOperator:
@@ -135,29 +125,12 @@ def _nystrom_factor(C, cols):
     """F with ``F F^T = C W^+ C^T`` (W = C[cols]), eigenvalues of W below
     ``c eps max(eig)`` dropped."""
     W = np.asarray(C[cols], dtype=np.float64)
-    with serial_blas():
-        w, V = sla.eigh((W + W.T) / 2, check_finite=False)
+    w, V = eigh((W + W.T) / 2)
     keep = w > cols.size * np.finfo(np.float64).eps * max(float(w.max()), 0.0)
     return np.asarray(C, dtype=np.float64) @ (V[:, keep] / np.sqrt(w[keep]))
 
 
-def _spd_solver(M):
-    """A function ``v -> M^-1 v`` for a symmetric M that is positive definite
-    up to rounding: Cholesky, with a shift of ``1e-12 trace(M) / c`` added
-    when the factorization fails."""
-    M = (M + M.T) / 2
-    shift = 0.0
-    for _ in range(8):
-        try:
-            with serial_blas():
-                L = sla.cho_factor(M + shift * np.eye(M.shape[0]), lower=True,
-                                   check_finite=False)
-            break
-        except sla.LinAlgError:
-            shift = max(10 * shift, 1e-12 * max(float(np.trace(M)), 1e-300) / M.shape[0])
-    else:  # pragma: no cover - M is not close to positive semidefinite
-        raise np.linalg.LinAlgError("the preconditioner is not positive definite")
-    return lambda V: sla.cho_solve(L, V, check_finite=False)
+
 
 
 class _SketchedKernelRidgeBase(BaseEstimator):
@@ -260,10 +233,10 @@ class _SketchedKernelRidgeBase(BaseEstimator):
     def _fit_pcg(self, K, F, Y, alpha, tol, max_iter, cache_bytes):
         """The full problem ``(K + alpha I) W = Y`` by CG, preconditioned by
         ``(F F^T + alpha I)^-1 = (I - F (F^T F + alpha I)^-1 F^T) / alpha``."""
-        inner = _spd_solver(_gram_t(F, F) + alpha * np.eye(F.shape[1]))
+        inner = spd_solver(gram_t(F, F) + alpha * np.eye(F.shape[1]))
 
         def precond(V):
-            return (V - F @ inner(_gram_t(F, V))) / alpha
+            return (V - F @ inner(gram_t(F, V))) / alpha
 
         op = _KernelOperator(K, cache_bytes)
         if op.cached < op.n:  # kernel blocks recomputed: compute-bound, all BLAS threads
@@ -284,13 +257,13 @@ class _SketchedKernelRidgeBase(BaseEstimator):
             SC = C
         else:
             SC = OSNAP(s, n, nnz_per_col=min(_SKETCH_NNZ, s), rng=gen).apply(C, axis=0)
-        inner = _spd_solver(_gram_t(SC, SC) + alpha * W)
+        inner = spd_solver(gram_t(SC, SC) + alpha * W)
 
         def matvec(V):
-            return _gram_t(C, C @ V) + alpha * (W @ V)
+            return gram_t(C, C @ V) + alpha * (W @ V)
 
         with serial_blas():  # memory-bound products with few columns
-            return _pcg(matvec, inner, _gram_t(C, Y), tol, max_iter)
+            return _pcg(matvec, inner, gram_t(C, Y), tol, max_iter)
 
     def predict(self, X: MatrixLike) -> NDArray[np.floating]:
         """Predict with the kernel expansion ``k(X, X_fit_) @ dual_coef_``.

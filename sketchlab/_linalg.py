@@ -1,10 +1,11 @@
 """The dense linear algebra of the package, in one place: one GMR core.
 
-Every LAPACK and BLAS call of the package goes through a function of this
-module (thin SVD, QR and the sketch-basis policy, symmetric eigenproblems,
-triangular solves, the GEMM update of a running sketch), and each applies the
-BLAS-thread policy at its entry (see ``sketchlab._config.serial_blas``): the
-small dense steps that sit between compiled loops run on one BLAS thread.
+Every LAPACK call of the package but the Krylov iteration's goes through a
+function of this module (thin SVD, QR and the sketch-basis policy, symmetric
+eigenproblems, Cholesky factors, triangular solves, the GEMM update of a
+running sketch), and each applies the BLAS-thread policy at its entry (the
+decorator ``sketchlab._config.one_blas_thread``): the small dense steps that
+sit between compiled loops run on one BLAS thread.
 One rank rule decides every cutoff (:func:`numerical_rank`, with
 :func:`default_rtol`), for singular values and for the eigenvalues of a
 PSD core alike (:func:`psd_factor`).
@@ -46,7 +47,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from ._config import serial_blas
+from ._config import one_blas_thread, serial_blas
 from ._validation import trusted
 
 if TYPE_CHECKING:
@@ -126,6 +127,7 @@ def numerical_rank(s: Array, rtol: float) -> int:
     return int(np.count_nonzero(s > rtol * s[0]))
 
 
+@one_blas_thread
 def truncated_svd(B: Array, rtol: float | None = None,
                   eps: float = np.finfo(np.float64).eps) -> tuple[Array, Array, Array]:
     """Thin SVD of a small dense ``B`` truncated to its numerical rank.
@@ -265,6 +267,7 @@ def _pinv_factors(B, rtol, eps):
     return U, Vt.T / s
 
 
+@one_blas_thread
 def solve_core(L: Array, M: Array, Rr: Array | None = None, *, rtol_left: float | None = None,
                rtol_right: float | None = None, eps: float = np.finfo(np.float64).eps) -> Array:
     """``L^+ M Rr^+``, the minimum-norm solution of ``min_X ||L X Rr - M||_F``.
@@ -291,13 +294,12 @@ def solve_core(L: Array, M: Array, Rr: Array | None = None, *, rtol_left: float 
     -------
     ndarray of shape (c, r) (or (c, q) without Rr), float64.
     """
-    with serial_blas():
-        U1, W1 = _pinv_factors(L, rtol_left, eps)
-        core = U1.T @ np.asarray(M, dtype=np.float64)
-        if Rr is None:
-            return W1 @ core
-        U2, W2 = _pinv_factors(np.asarray(Rr, dtype=np.float64).T, rtol_right, eps)
-        return (W1 @ (core @ U2)) @ W2.T
+    U1, W1 = _pinv_factors(L, rtol_left, eps)
+    core = U1.T @ np.asarray(M, dtype=np.float64)
+    if Rr is None:
+        return W1 @ core
+    U2, W2 = _pinv_factors(np.asarray(Rr, dtype=np.float64).T, rtol_right, eps)
+    return (W1 @ (core @ U2)) @ W2.T
 
 
 def range_factors(A: Matrix, C: Array, R: Array) -> tuple[Array, Array, Array, Array, Array]:
@@ -341,13 +343,13 @@ def symmetrize(X: Array) -> Array:
     return (X + X.T) / 2
 
 
+@one_blas_thread
 def project_psd(X: Array) -> Array:
     """Symmetrize, then zero the negative eigenvalues: the projection onto
     the PSD cone in Frobenius norm."""
-    with serial_blas():
-        w, V = sla.eigh(symmetrize(X), check_finite=False)
-        np.maximum(w, 0.0, out=w)
-        return symmetrize((V * w) @ V.T)
+    w, V = sla.eigh(symmetrize(X), check_finite=False)
+    np.maximum(w, 0.0, out=w)
+    return symmetrize((V * w) @ V.T)
 
 
 # ---------------------------------------------------------------------------
@@ -368,16 +370,16 @@ def svd(B: Array, *, full_matrices: bool = False, parallel: bool = False
         return sla.svd(B, full_matrices=full_matrices, check_finite=False, lapack_driver="gesdd")
 
 
+@one_blas_thread
 def svd_values(B: Array) -> Array:
     """Singular values of B, non-increasing."""
-    with serial_blas():
-        return sla.svdvals(B, check_finite=False)
+    return sla.svdvals(B, check_finite=False)
 
 
+@one_blas_thread
 def qr(X: Array, *, overwrite: bool = False) -> tuple[Array, Array]:
     """Economic Householder QR ``X = Q T``."""
-    with serial_blas():
-        return sla.qr(X, mode="economic", overwrite_a=overwrite, check_finite=False)
+    return sla.qr(X, mode="economic", overwrite_a=overwrite, check_finite=False)
 
 
 def orthonormal(Y: Array) -> Array:
@@ -385,34 +387,84 @@ def orthonormal(Y: Array) -> Array:
     return qr(Y)[0]
 
 
+@one_blas_thread
 def pivoted_qr_order(V: Array) -> NDArray[np.intp]:
     """The column pivots of the economic QR of V with column pivoting."""
-    with serial_blas():
-        return sla.qr(V, mode="economic", pivoting=True, check_finite=False)[2]
+    return sla.qr(V, mode="economic", pivoting=True, check_finite=False)[2]
 
 
+@one_blas_thread
 def eigh(X: Array) -> tuple[Array, Array]:
     """``w, V`` of the symmetric X (its lower triangle), ascending."""
-    with serial_blas():
-        return sla.eigh(X, check_finite=False)
+    return sla.eigh(X, check_finite=False)
 
 
+@one_blas_thread
 def eigvalsh(X: Array) -> Array:
     """Eigenvalues of the symmetric X (its lower triangle), ascending."""
-    with serial_blas():
-        return sla.eigvalsh(X, check_finite=False)
+    return sla.eigvalsh(X, check_finite=False)
 
 
+@one_blas_thread
 def pinvh(X: Array) -> Array:
     """Pseudo-inverse of the symmetric X."""
-    with serial_blas():
-        return sla.pinvh(X, check_finite=False)
+    return sla.pinvh(X, check_finite=False)
 
 
+@one_blas_thread
 def lstsq(A: Array, b: Array) -> Array:
     """The minimum-norm least-squares solution of ``A x = b`` (numpy's gelsd)."""
-    with serial_blas():
-        return np.linalg.lstsq(A, b, rcond=None)[0]
+    return np.linalg.lstsq(A, b, rcond=None)[0]
+
+
+@one_blas_thread
+def qr_r(X: Array, *, overwrite: bool = False) -> Array:
+    """The triangle T of the economic Householder QR ``X = Q T`` (Q not formed)."""
+    return sla.qr(X, mode="r", overwrite_a=overwrite, check_finite=False)[0]
+
+
+@one_blas_thread
+def cholesky(S: Array) -> Array:
+    """The lower Cholesky factor L of a symmetric positive definite S (``L L^T
+    = S``); ``numpy.linalg.LinAlgError`` when S is not."""
+    return sla.cholesky(S, lower=True, check_finite=False)
+
+
+@one_blas_thread
+def lower_inverse(L: Array) -> Array | None:
+    """The inverse of a lower-triangular float64 L (LAPACK's trtri), None when
+    L is singular."""
+    Linv, info = sla.lapack.dtrtri(L, lower=1)
+    return np.tril(Linv) if info == 0 else None
+
+
+def spd_solver(M: Array) -> Any:
+    """A function ``V -> M^-1 V`` for a symmetric M that is positive definite
+    up to rounding: its Cholesky factor, with a shift of ``1e-12 trace(M) /
+    c`` (grown tenfold, up to 8 tries) when the factorization fails."""
+    M = (M + M.T) / 2
+    shift = 0.0
+    for _ in range(8):
+        try:
+            with serial_blas():
+                factor = sla.cho_factor(M + shift * np.eye(M.shape[0]), lower=True,
+                                        check_finite=False)
+            break
+        except np.linalg.LinAlgError:
+            shift = max(10 * shift, 1e-12 * max(float(np.trace(M)), 1e-300) / M.shape[0])
+    else:  # pragma: no cover - M is not close to positive semidefinite
+        raise np.linalg.LinAlgError("the preconditioner is not positive definite")
+    return lambda V: sla.cho_solve(factor, V, check_finite=False)
+
+
+def gram_t(A: Array, B: Array) -> Array:
+    """``A^T B``; for ``B is A`` as an explicit GEMM (numpy sends ``A.T @ A``
+    to BLAS's SYRK, whose multi-threaded OpenBLAS kernel has crashed on large
+    problems on some machines).  On the caller's BLAS threads."""
+    if B is A:
+        At = np.asfortranarray(A.T)  # no copy for a C-ordered A
+        return sla.blas.dgemm(1.0, At, At, trans_b=True)
+    return A.T @ B
 
 
 def top_singular_sparse(A: Any, k: int, v0: Array) -> tuple[Array, Array]:
@@ -426,10 +478,10 @@ def top_singular_sparse(A: Any, k: int, v0: Array) -> tuple[Array, Array]:
     return U[:, order], s[order]
 
 
+@one_blas_thread
 def product(X: Any, Y: Any) -> Any:
     """``X @ Y`` on one BLAS thread (a thin product between compiled loops)."""
-    with serial_blas():
-        return X @ Y
+    return X @ Y
 
 
 def gemm_add(target: Array, Y: Array, G: Array) -> bool:
@@ -475,14 +527,14 @@ def psd_factor(U: Array, rtol: float | None = None,
     return w, V
 
 
+@one_blas_thread
 def factored_eigh(C: Array, U: Array, k: int) -> tuple[Array, Array]:
     """Top-k eigenpairs of ``C U C^T`` (C tall, U symmetric c x c), largest
     first: thin QR ``C = Q T``, then the eigendecomposition of ``T U T^T``."""
-    with serial_blas():
-        Q, T = sla.qr(np.asarray(C, dtype=np.float64), mode="economic", check_finite=False)
-        w, Z = sla.eigh(symmetrize(T @ U @ T.T), check_finite=False)
-        top = np.argsort(w)[::-1][:k]
-        return w[top], Q @ Z[:, top]
+    Q, T = sla.qr(np.asarray(C, dtype=np.float64), mode="economic", check_finite=False)
+    w, Z = sla.eigh(symmetrize(T @ U @ T.T), check_finite=False)
+    top = np.argsort(w)[::-1][:k]
+    return w[top], Q @ Z[:, top]
 
 
 # ---------------------------------------------------------------------------
@@ -547,21 +599,24 @@ class Basis(NamedTuple):
     T2: NDArray[np.floating] | None
     spare: bool = True
 
+    @one_blas_thread
     def rows(self, op: Any) -> Array:
         """``op @ Q`` (op a sketching operator of Q's rows)."""
         return self.times(_sketch_rows(op, self.Q1))
 
+    @one_blas_thread
     def times(self, Y):
         """``Y T2^-1`` of a small ``Y = (...) Q1``: the same product with Q."""
         if self.T2 is None:
             return Y
-        with serial_blas():
-            return sla.solve_triangular(self.T2, Y.T, trans="T", check_finite=False).T
+        return sla.solve_triangular(self.T2, Y.T, trans="T", check_finite=False).T
 
+    @one_blas_thread
     def lift(self, Z):
         """``Q Z``, written into the first columns of Q1 when it is spare
         (the basis is spent)."""
-        # the one large product of a recovery: on the caller's BLAS threads
+        # the one large product of a recovery, on one BLAS thread as the rest
+        # of it (partial_fit's recoveries sit between compiled passes)
         if self.T2 is not None:
             Z = sla.solve_triangular(self.T2, Z, check_finite=False)
         if not self.spare:

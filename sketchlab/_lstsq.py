@@ -37,10 +37,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._config import serial_blas
+from ._linalg import qr_r, svd
 from ._operators import SketchOperator
 from ._products import Products
 from ._results import result_type
@@ -348,12 +348,11 @@ def _sketch(problem, S, with_rhs=True):
     del SAB
     if damp:
         M[d + np.arange(n), np.arange(n)] = damp
-    R = sla.qr(M, mode="r", overwrite_a=True, check_finite=False)[0]
+    R = qr_r(M, overwrite=True)
     del M
     if R.shape[0] < n + k:  # fewer sketch rows than n + k: pad the triangle
         R = np.vstack([R, np.zeros((n + k - R.shape[0], n + k), dtype=dtype)])
-    Ur, s, Vt = sla.svd(R[:n, :n], full_matrices=False, check_finite=False,
-                        lapack_driver="gesdd")
+    Ur, s, Vt = svd(R[:n, :n])
     eps = np.finfo(dtype).eps
     # rank: singular values above eps s_max (scipy.linalg.lstsq's default cutoff)
     rank = int(np.count_nonzero(s > eps * s[0])) if s[0] > 0 else 0

@@ -24,8 +24,8 @@ evaluated in one call.
 import math
 
 import numpy as np
-import scipy.linalg as sla
 
+from ._linalg import cholesky, lower_inverse
 
 # Candidates drawn per block (fewer when fewer pivots are missing).
 BLOCK_SIZE = 100
@@ -142,14 +142,14 @@ def _factor_columns(G, T, total):
     S = G[T]
     S = (S + S.T) / 2
     try:
-        L = sla.cholesky(S, lower=True, check_finite=False)  # t x t, t <= b
+        L = cholesky(S)  # t x t, t <= b
         if np.all(np.diag(L) > math.sqrt(_ZERO * total)):
             # G L^-T as a GEMM with the (t x t) inverse: OpenBLAS's threaded
             # TRSM is slow on small problems on a loaded machine
-            Linv, info = sla.lapack.dtrtri(L, lower=1)
-            if info == 0:
-                return t, G @ np.tril(Linv).T
-    except sla.LinAlgError:
+            Linv = lower_inverse(L)
+            if Linv is not None:
+                return t, G @ Linv.T
+    except np.linalg.LinAlgError:
         pass
     # column by column, stopping at the first vanishing pivot
     out = np.zeros_like(G)

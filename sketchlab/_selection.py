@@ -42,8 +42,8 @@ import math
 
 import numpy as np
 
-from ._config import serial_blas
-from ._linalg import eigh, eigvalsh, lstsq, pinvh, pivoted_qr_order, square_safe_exponent
+from ._linalg import eigh, eigvalsh, lstsq, pinvh, pivoted_qr_order, product
+from ._linalg import square_safe_exponent
 from ._operators import CountSketch, GaussianSketch, compose
 from ._rpcholesky import block_rpcholesky
 from ._validation import trusted
@@ -121,13 +121,12 @@ def _top_singular_vectors(B, count, side):
     if e:
         B = np.ldexp(B, -e)
     Bt = B.T if side == "right" else B  # tall: (n or m) x l
-    with serial_blas():
-        w, V = eigh(Bt.T @ Bt)
-        order = np.argsort(w)[::-1]
-        w, V = np.maximum(w[order], 0.0), V[:, order]
-        count = min(count, int(np.count_nonzero(w > 1e-24 * max(w[0], 1e-300))))
-        sigma = np.sqrt(w[:count])
-        vectors = (Bt @ V[:, :count]) / np.where(sigma > 0, sigma, 1.0)
+    w, V = eigh(product(Bt.T, Bt))
+    order = np.argsort(w)[::-1]
+    w, V = np.maximum(w[order], 0.0), V[:, order]
+    count = min(count, int(np.count_nonzero(w > 1e-24 * max(w[0], 1e-300))))
+    sigma = np.sqrt(w[:count])
+    vectors = product(Bt, V[:, :count]) / np.where(sigma > 0, sigma, 1.0)
     return vectors, sigma
 
 

@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._config import serial_blas
-from ._errors import check_probes, from_moments
+from ._errors import kernel_estimate
 from ._gmr import solve_sketched
 from ._kernel_matrices import as_kernel
 from ._leverage import sampling_scores
@@ -273,80 +272,10 @@ class _Run:
         approx = SPSDApproximation(self.cols, self.C, U, n_evaluated=0, method=method,
                                    samples=samples)
         if estimate_error:
-            approx.error_estimate = _estimate(self.K, approx, n_probes, self.gen)
+            approx.error_estimate = kernel_estimate(self.K, approx.C, approx.U, n_probes,
+                                                     self.gen)
         approx.n_evaluated = self.K.n_evaluated - self.start
         return approx
-
-
-# rows' worth of kernel entries the error estimate evaluates by default
-_SPSD_PROBES = 40
-# share of the estimate's row and column draws led by the approximation's rows
-_SPSD_LED = 0.8
-
-
-def _estimate(K, approx, n_probes, gen):
-    """ErrorEstimate of ``||K - C U C^T||_F``: the diagonal of the error
-    ``E = K - C U C^T`` exactly, and its off-diagonal part from one sampled
-    block ``E[I, J]`` of about ``n_probes * n`` entries.
-
-    The diagonal costs the diagonal of K (known for RBF) and O(n c) and
-    holds half or more of ``||E||_F^2`` on the paper's kernels.  The rows I
-    and the columns J (m = ceil(sqrt(q n)) each) are drawn independently,
-    with replacement, with probabilities
-
-        p_i = 0.8 ||(C U C^T)_i||^2 / ||C U C^T||_F^2 + 0.2 / n
-
-    (O(n c^2)): a row the approximation makes large is where the error of an
-    indefinite core (fast, faster SPSD) lies, and the uniform fifth keeps
-    every entry possible.  ``sum E_ij^2 / (p_i p_j) / m^2`` over the block,
-    with the diagonal left out, is unbiased for the off-diagonal sum; its
-    variance is estimated by the two-way (rows plus columns) variance of the
-    block's row and column means, and :func:`~sketchlab._errors.from_moments`
-    gives the Gamma interval.  A block, unlike q whole rows, draws m distinct
-    rows, so that the few points whose rows carry much of the error (the
-    estimate sweep finds five rows with 15% of it on madelon) are seen in
-    its variance."""
-    n = K.shape[0]
-    q = check_probes(n_probes, _SPSD_PROBES)
-    C = np.asarray(approx.C, dtype=np.float64)
-    CU = C @ approx.U
-    K_diag = np.asarray(K.diagonal(), dtype=np.float64)
-    diag_error = K_diag - np.einsum("ij,ij->i", CU, C)
-    rows_norm = np.einsum("ij,ij->i", CU @ (C.T @ C), CU)  # ||(C U C^T)_i||^2
-    total = float(rows_norm.sum())
-    p = np.full(n, 1.0 / n)
-    if total > 0 and np.isfinite(total):
-        p = _SPSD_LED * np.maximum(rows_norm, 0.0) / total + (1.0 - _SPSD_LED) / n
-        p /= p.sum()
-    m = math.ceil(math.sqrt(q * n))
-    I, J = gen.choice(n, size=m, p=p), gen.choice(n, size=m, p=p)
-    rows, row_of = np.unique(I, return_inverse=True)
-    cols, col_of = np.unique(J, return_inverse=True)
-    K_block = np.asarray(K[rows, cols], dtype=np.float64)[np.ix_(row_of, col_of)]
-    E_block = K_block - CU[I] @ C[J].T
-    off = I[:, None] != J[None, :]
-    weight = off / (p[I][:, None] * p[J][None, :])
-    norm = _two_way(K_block, weight, K_diag).value
-    return _two_way(E_block, weight, diag_error, norm=norm, n_probes=q)
-
-
-def _two_way(block, weight, diag, norm=None, n_probes=0):
-    """ErrorEstimate of ``sqrt(sum diag^2 + T)`` where T is estimated by the
-    weighted squares of a sampled block, ``sum(weight * block^2) / m^2``, with
-    the variance of a two-way design: var(row means) / m + var(column means) / m."""
-    m = block.shape[0]
-    unit = max(float(np.abs(block).max(initial=0.0)), float(np.abs(diag).max(initial=0.0)))
-    if unit == 0.0 or not np.isfinite(unit):  # exactly zero, or beyond float64
-        return from_moments(0.0, 0.0, known=1.0, unit=0.0 if unit == 0.0 else math.inf,
-                            norm=norm, n_probes=n_probes)
-    W = weight * (block / unit) ** 2
-    mean = float(W.mean())
-    variance = (float(W.mean(axis=1).var(ddof=1)) + float(W.mean(axis=0).var(ddof=1))) / m \
-        if m > 1 else 0.0
-    d = diag / unit
-    return from_moments(mean, variance, known=float(d @ d), unit=unit, norm=norm,
-                        n_probes=n_probes)
-
 
 
 # The parameter landmarks, the same for the four methods (filled in at "{landmarks}")
@@ -801,18 +730,17 @@ def eta(K: KernelLike, k: int, *, rng: None | int | np.random.Generator = None, 
         Qs.append(Qj)
         Zs.append(Zj)
         Q = np.hstack(Qs)
-        with serial_blas():
-            # Rayleigh-Ritz on the Krylov basis: K Q is known block by block
-            theta = _eigvalsh(symmetrize(Q.T @ np.hstack(Zs)))
-            theta = theta[np.argsort(-np.abs(theta))][:k]
-            share = float(np.sum(np.ldexp(theta, -e)**2))
-            if prev is not None and abs(share - prev) <= tol * share:
-                break
-            prev = share
-            # next block: the part of K Qj outside span(Q), orthogonalized twice
-            R = Zj - Q @ (Q.T @ Zj)
-            R -= Q @ (Q.T @ R)
-            W, sv, _ = _svd(R)
+        # Rayleigh-Ritz on the Krylov basis: K Q is known block by block
+        theta = _eigvalsh(symmetrize(product(Q.T, np.hstack(Zs))))
+        theta = theta[np.argsort(-np.abs(theta))][:k]
+        share = float(np.sum(np.ldexp(theta, -e)**2))
+        if prev is not None and abs(share - prev) <= tol * share:
+            break
+        prev = share
+        # next block: the part of K Qj outside span(Q), orthogonalized twice
+        R = Zj - product(Q, product(Q.T, Zj))
+        R -= product(Q, product(Q.T, R))
+        W, sv, _ = _svd(R)
         keep = sv > 1e-10 * max(sv[0] if sv.size else 0.0, np.abs(theta[0]))
         if not keep.any() or Q.shape[1] >= n:
             break  # the Krylov space is invariant: the Ritz values are exact

@@ -34,10 +34,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
-from ._config import serial_blas
-from ._errors import check_probes, from_probe_sketch, probe_left, probe_mixer, probe_operator
+from ._errors import check_probes, from_probe_sketch, probe_left, probe_operator, rank_for_tol
 from ._linalg import sketch_basis as _qr
-from ._linalg import solve_core, svd
+from ._linalg import product, solve_core, svd
 from ._operators import UniformSampler
 from ._registry import SVD_SKETCHES, make_sketch
 from ._results import SVDResult
@@ -149,41 +148,6 @@ def svd_sketches(method, shape, k, *, c=None, r=None, s_c=None, s_r=None,
 
 
 
-def _rank_for_tol(tol, s, Z, LU, TV, norm, theta):
-    """Smallest rank whose estimated ``||A - A_rank||_F / ||A||_F`` is at most
-    ``tol``, from the test sketch alone (no pass over A).
-
-    ``Z = Phi A Theta^T`` (p x q) is the test sketch, ``LU = Phi U`` (p x
-    t) the same left sketch of the left singular vectors (without Phi, Z =
-    A Theta^T and LU = U) and ``TV = Theta V`` (q x t) the sketched right
-    ones.  The estimate of rank l is the value of
-    :func:`~sketchlab._errors.from_probe_sketch` on ``F_l = Z - LU_l S_l
-    TV_l^T``: ``||F_l P^T||_F^2`` with P the probes' q x q mixer over a
-    CountSketch (``G / sqrt(q)``, identity for Gaussian probes); it is
-    ``||Z P^T||_F^2 - 2 sum_{j <= l} s_j w_j . tv_j + sum_{i, j <= l} s_i
-    s_j (LU^T LU)_ij tv_i . tv_j`` with ``w_j = P Z^T LU e_j`` and ``tv_j
-    = P TV e_j``: every rank at once from small products.  When no rank
-    reaches it: ``(None, best)``, ``best`` the rank with the smallest
-    estimated error (the higher ranks of a single-pass SVD can be worse
-    than the lower ones, even worse than zero).
-    """
-    # in units of ||A||_F (finite at any scale): the squares stay in range
-    unit = norm if 0.0 < norm < math.inf else 1.0
-    Z, s = Z / unit, s / unit
-    G = probe_mixer(theta)
-    P = np.eye(Z.shape[1]) if G is None else G / math.sqrt(G.shape[0])
-    ZP = Z @ P.T  # (p, q)
-    TV = P @ TV
-    cross = np.einsum("bj,bj->j", ZP.T @ LU, TV) * s  # s_j w_j . tv_j
-    H = np.outer(s, s) * (LU.T @ LU) * (TV.T @ TV)
-    own = np.diagonal(H.cumsum(axis=0).cumsum(axis=1))  # the leading l x l blocks' sums
-    residual2 = float(np.einsum("ab,ab->", ZP, ZP)) - 2 * np.cumsum(cross) + own
-    for rank, value in enumerate(residual2, start=1):  # ||F_rank P^T||_F^2 estimates ||E_rank||_F^2
-        if math.sqrt(max(value, 0.0)) <= tol * norm / unit:
-            return rank, rank
-    return None, int(np.argmin(residual2)) + 1 if residual2.size else 0
-
-
 def svd_recover(method, state, rank, *, overwrite=False, tol=None):
     """The :class:`~sketchlab.SVDResult` of ``method`` from a filled
     :class:`~sketchlab.SketchState` (``passes=1``).
@@ -203,58 +167,58 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
     eps = np.finfo(state.dtype).eps
     norm = state.norm
     test = "test" in sketches
-    # One BLAS thread for these thin QRs and small solves: next to the
-    # Numba loops, spinning OpenBLAS threads made them several times slower
-    # (QR of a 52396 x 20 C: 0.07 s with one thread, 0.5 s with two).
-    with serial_blas():
-        U_C, _ = _qr(C, overwrite, norm)  # (m, q_c); Q of a copy of C unless overwrite
-        if method == "practical":
-            psi = state.operators("co-range")[0]
-            V_R, T_R = _qr(R.T, overwrite, norm)  # R^T = V_R T_R, so R V_R = T_R^T
-            PU = U_C.rows(psi)  # Psi~ U_C, (r, q_c)
-            N = solve_core(PU, T_R.T, eps=eps)  # (Psi~ U_C)^+ R V_R
-        else:
-            V_R, _ = _qr(R.T, overwrite, norm)  # (n, q_r)
-            S_C, S_R = state.operators("core")
-            SU = U_C.rows(S_C)  # S_C U_C, (s_c, q_c)
-            SV = V_R.rows(S_R)  # S_R V_R = (V_R^T S_R^T)^T, (s_r, q_r)
-            # N = (S_C U_C)^+ M (V_R^T S_R^T)^+: Fast GMR on the bases (eq. (5.3))
-            N = solve_core(SU, sketches["core"], SV.T, eps=eps)
-        U_N, s, Vt_N = svd(N)
-        if test:
-            phi, theta = state.operators("test")
-            Z = np.asarray(sketches["test"], dtype=np.float64)  # Phi A Theta^T, (p, q)
-            TV_R = V_R.rows(theta)  # Theta V_R, before V_R is overwritten by the lift
-            # Phi U_C (U_C itself without Phi: A has at most 16 q rows), before the lift
-            LU_C = (U_C.times(np.asarray(U_C.Q1, dtype=np.float64)) if phi is None
-                    else U_C.rows(phi))
-            LU = LU_C @ U_N  # Phi U, (p, min(c, r))
-        if tol is not None:
-            found, best = _rank_for_tol(tol, s, Z, LU, TV_R @ Vt_N.T, norm, theta)
-            if found is None:
-                warnings.warn(
-                    f"no rank up to the sketch rank {s.shape[0]} reaches the estimated relative "
-                    f"error tol={tol}; returning rank {best}, the one with the smallest estimated "
-                    "error (larger sketches, c and r, can go further)",
-                    stacklevel=3,
-                )
-                found = best
-            rank = found
-        t = min(rank, s.shape[0])
-        U = U_C.lift(U_N[:, :t])
-        Vt = V_R.lift(Vt_N[:t].T).T
-        estimate = None
-        if test:
-            # Phi (A - U S Vt) Theta^T = Z - (Phi U) (Theta V S)^T: small products
-            Y = (TV_R @ Vt_N[:t].T) * s[:t]  # Theta V S, (q, t)
-            estimate = from_probe_sketch(Z - LU[:, :t] @ Y.T, theta, norm=norm,
-                                         left_size=None if phi is None else phi.sketch_size)
-            from ._krylov import warn_if_inaccurate  # names krylov_svd when ~ ||A||_F off
+    # The thin QRs, small solves and products run on one BLAS thread (the
+    # policy of _linalg's entry points): next to the Numba loops, spinning
+    # OpenBLAS threads made them several times slower (QR of a 52396 x 20 C:
+    # 0.07 s with one thread, 0.5 s with two).
+    U_C, _ = _qr(C, overwrite, norm)  # (m, q_c); Q of a copy of C unless overwrite
+    if method == "practical":
+        psi = state.operators("co-range")[0]
+        V_R, T_R = _qr(R.T, overwrite, norm)  # R^T = V_R T_R, so R V_R = T_R^T
+        PU = U_C.rows(psi)  # Psi~ U_C, (r, q_c)
+        N = solve_core(PU, T_R.T, eps=eps)  # (Psi~ U_C)^+ R V_R
+    else:
+        V_R, _ = _qr(R.T, overwrite, norm)  # (n, q_r)
+        S_C, S_R = state.operators("core")
+        SU = U_C.rows(S_C)  # S_C U_C, (s_c, q_c)
+        SV = V_R.rows(S_R)  # S_R V_R = (V_R^T S_R^T)^T, (s_r, q_r)
+        # N = (S_C U_C)^+ M (V_R^T S_R^T)^+: Fast GMR on the bases (eq. (5.3))
+        N = solve_core(SU, sketches["core"], SV.T, eps=eps)
+    U_N, s, Vt_N = svd(N)
+    if test:
+        phi, theta = state.operators("test")
+        Z = np.asarray(sketches["test"], dtype=np.float64)  # Phi A Theta^T, (p, q)
+        TV_R = V_R.rows(theta)  # Theta V_R, before V_R is overwritten by the lift
+        # Phi U_C (U_C itself without Phi: A has at most 16 q rows), before the lift
+        LU_C = (U_C.times(np.asarray(U_C.Q1, dtype=np.float64)) if phi is None
+                else U_C.rows(phi))
+        LU = product(LU_C, U_N)  # Phi U, (p, min(c, r))
+    if tol is not None:
+        found, best = rank_for_tol(tol, s, Z, LU, product(TV_R, Vt_N.T), norm, theta)
+        if found is None:
+            warnings.warn(
+                f"no rank up to the sketch rank {s.shape[0]} reaches the estimated relative "
+                f"error tol={tol}; returning rank {best}, the one with the smallest estimated "
+                "error (larger sketches, c and r, can go further)",
+                stacklevel=3,
+            )
+            found = best
+        rank = found
+    t = min(rank, s.shape[0])
+    U = U_C.lift(U_N[:, :t])
+    Vt = V_R.lift(Vt_N[:t].T).T
+    estimate = None
+    if test:
+        # Phi (A - U S Vt) Theta^T = Z - (Phi U) (Theta V S)^T: small products
+        Y = product(TV_R, Vt_N[:t].T) * s[:t]  # Theta V S, (q, t)
+        estimate = from_probe_sketch(Z - product(LU[:, :t], Y.T), theta, norm=norm,
+                                     left_size=None if phi is None else phi.sketch_size)
+        from ._krylov import warn_if_inaccurate  # names krylov_svd when ~ ||A||_F off
 
-            warn_if_inaccurate(estimate, stacklevel=4)
-        dtype = state.dtype
-        return SVDResult(U.astype(dtype, copy=False), s[:t].astype(dtype),
-                         Vt.astype(dtype, copy=False), error_estimate=estimate, passes=1)
+        warn_if_inaccurate(estimate, stacklevel=4)
+    dtype = state.dtype
+    return SVDResult(U.astype(dtype, copy=False), s[:t].astype(dtype),
+                     Vt.astype(dtype, copy=False), error_estimate=estimate, passes=1)
 
 
 # ---------------------------------------------------------------------------
@@ -557,14 +521,23 @@ _INPUT_DOC = """A : array_like, scipy.sparse matrix, or iterable of blocks
         matrix is itself read in blocks of ``block_size``."""
 
 
-def _single_pass(method, A, k, *, axis, block_size, shape, estimate_error, tol, **params):
-    """One pass over A into the sketches of ``method``, then its recovery."""
+def _single_pass(method, A, k, *, axis, block_size, shape, **params):
+    """One pass over the blocks of an in-memory A or a stream of blocks."""
     source = BlockSource(A, axis, block_size, shape)
+    return single_pass(method, source.shape, k, lambda sketches: run_pass(source, sketches),
+                       **params)
+
+
+def single_pass(method, shape, k, sketch_pass, *, estimate_error, tol, **params):
+    """The plan of the single-pass SVD ``method`` of an A of ``shape``: its
+    sketches (:func:`svd_sketches`), one pass over A by
+    ``sketch_pass(sketches)`` (a filled :class:`~sketchlab.SketchState`: in
+    memory, from a stream, or over the chunks of a dask array), its recovery
+    (:func:`svd_recover`)."""
     tol = check_tol_or_rank(tol, params.get("rank"))
-    _, rank, sketches = svd_sketches(method, source.shape, k, **params,
+    _, rank, sketches = svd_sketches(method, shape, k, **params,
                                      estimate_error=bool(estimate_error) or tol is not None)
-    state = run_pass(source, sketches)
-    return svd_recover(method, state, rank, overwrite=True, tol=tol)
+    return svd_recover(method, sketch_pass(sketches), rank, overwrite=True, tol=tol)
 
 
 def check_tol_or_rank(tol, rank):

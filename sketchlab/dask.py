@@ -2,15 +2,12 @@
 
 Plumbing over the in-memory plans.  The operators are defined by their seeds,
 so each chunk ``A[i0:i0+h, j0:j0+w]`` applies on a worker the columns of S that
-match its offsets and yields partial sketches, summed in fixed trees (fan-in
-8): the rounding does not depend on the scheduler, the number of workers, the
-order in which tasks finish or the loss of a worker, and only the sketches
-reach the client.  :func:`sketch`, :func:`sketch_both` and :func:`sketch_state`
-are the passes; :func:`fast_sp_svd`, :func:`practical_sp_svd`,
-:func:`three_sketch_svd` and :func:`cur` run the plans of the in-memory
-functions (their signatures, plus ``scheduler=``), each chunk read once per
-pass.  Results equal the in-memory ones for the same ``rng`` up to the rounding
-of the partial sums; input that is not a dask array runs in memory.
+match its offsets; the partial results are summed in fixed trees (fan-in 8),
+whatever the scheduler, the workers, the order of the tasks or the loss of a
+worker.  :func:`sketch`, :func:`sketch_both` and :func:`sketch_state` are the
+passes; :func:`cur`, :func:`fast_sp_svd`, :func:`practical_sp_svd`,
+:func:`three_sketch_svd` and :func:`krylov_svd` are the in-memory functions
+(and signatures) with each pass over A one over the chunks.
 
 ``scheduler=`` is passed to ``dask.compute`` ("threads", "processes", "sync", a
 ``distributed.Client``) or is the address of a distributed scheduler
@@ -59,11 +56,12 @@ except ImportError as exc:  # pragma: no cover - dask is an optional extra
     ) from exc
 
 from . import _cur, _krylov, _svd
+from ._config import serial_blas
 from ._dask_pass import Pass, as_block, bounds, check_array, check_operator, ops_chunk, state_chunk
 from ._operators import SketchOperator
 from ._operators import sketch_both as _sketch_both
 from ._sketch_state import SketchState
-from ._validation import check_axis, check_shape
+from ._validation import as_generator, check_axis, check_shape
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -76,11 +74,6 @@ __all__ = ["sketch", "sketch_both", "sketch_state", "cur", "fast_sp_svd", "pract
            "three_sketch_svd", "krylov_svd"]
 
 # -- the passes ----------------------------------------------------------------
-
-_SCHEDULER_DOC = """scheduler : str, Client or executor, optional
-        Passed to ``dask.compute``, or the address of a distributed scheduler
-        (see the module); default the active scheduler."""
-
 
 def sketch(S: SketchOperator, A: da.Array | MatrixLike, axis: int = 0, *,
            scheduler: Any = None) -> NDArray[np.floating]:
@@ -99,9 +92,10 @@ def sketch(S: SketchOperator, A: da.Array | MatrixLike, axis: int = 0, *,
     A : dask.array.Array of shape (d, n) (``axis=0``) or (m, d) (``axis=1``)
         Dense or scipy.sparse chunks, chunked along either axis or both; 1-D
         A is a vector of length d.  Anything else runs ``S.apply(A, axis)``.
-    axis : {{0, 1}}, default 0
+    axis : {0, 1}, default 0
         The dimension of A that S compresses.
-    {scheduler}
+    scheduler : str, Client or executor, optional
+        See the module; default the active scheduler.
 
     Returns
     -------
@@ -135,16 +129,12 @@ def sketch(S: SketchOperator, A: da.Array | MatrixLike, axis: int = 0, *,
         A = A[:, None] if axis == 0 else A[None, :]
     dtype = check_array(A)
     if A.shape[axis] != S.input_dim:
-        raise ValueError(
-            f"A.shape[{axis}] must equal S.input_dim = {S.input_dim}, got A of shape "
-            f"{A.shape if not vector else (A.shape[axis],)}"
-        )
+        raise ValueError(f"A.shape[{axis}] must equal S.input_dim = {S.input_dim}, got A of "
+                         f"shape {A.shape if not vector else (A.shape[axis],)}")
     name = "sketchlab-sketch-" + tokenize(A, axis, S)
     graph = Pass(A, name, ops_chunk, (S, None) if axis == 0 else (None, S), dtype)
     # the output block of chunk (bi, bj) is column block bj (axis 0) or row block bi (axis 1)
-    lines = list(zip(*graph.grid)) if axis == 0 else graph.grid
-    outs = [graph.tree_sum(list(line), f"out{t}") for t, line in enumerate(lines)]
-    (blocks,) = graph.compute([outs], scheduler)
+    (blocks,) = graph.compute([graph.sums(axis, "out")], scheduler)
     out = np.concatenate(blocks, axis=1 - axis)
     return out.ravel() if vector else out
 
@@ -166,7 +156,8 @@ def sketch_both(S1: SketchOperator, A: da.Array | MatrixLike, S2: SketchOperator
     A : dask.array.Array of shape (m, n)
         As in :func:`sketch`; anything else runs ``sketchlab.sketch_both``.
     S2 : SketchOperator of shape (s2, n)
-    {scheduler}
+    scheduler : str, Client or executor, optional
+        See the module; default the active scheduler.
 
     Returns
     -------
@@ -194,13 +185,10 @@ def sketch_both(S1: SketchOperator, A: da.Array | MatrixLike, S2: SketchOperator
         return _sketch_both(S1, A, S2)
     dtype = check_array(A)
     if A.shape != (S1.input_dim, S2.input_dim):
-        raise ValueError(
-            f"A.shape must be (S1.input_dim, S2.input_dim) = {(S1.input_dim, S2.input_dim)}, "
-            f"got {A.shape}"
-        )
+        raise ValueError("A.shape must be (S1.input_dim, S2.input_dim) = "
+                         f"{(S1.input_dim, S2.input_dim)}, got {A.shape}")
     graph = Pass(A, "sketchlab-sketch-both-" + tokenize(A, S1, S2), ops_chunk, (S1, S2), dtype)
-    (M,) = graph.compute([graph.tree_sum([key for line in graph.grid for key in line], "M")],
-                         scheduler)
+    ((M,),) = graph.compute([graph.sums(None, "M")], scheduler)
     # owned and writable (results deserialized from a network buffer may be read-only)
     return M if M.flags.writeable else M.copy()
 
@@ -222,7 +210,8 @@ def sketch_state(A: da.Array,
         Dense or scipy.sparse chunks with known sizes.
     sketches : dict of str -> (SketchOperator or None, SketchOperator or None)
         As for :class:`~sketchlab.SketchState`.
-    {scheduler}
+    scheduler : str, Client or executor, optional
+        See the module; default the active scheduler.
 
     Returns
     -------
@@ -234,8 +223,8 @@ def sketch_state(A: da.Array,
     --------
     >>> import numpy as np, dask.array as da, sketchlab
     >>> X = np.random.default_rng(0).standard_normal((600, 40))
-    >>> sketches = {{"range": (None, sketchlab.CountSketch(5, 40, rng=1)),
-    ...             "co-range": (sketchlab.GaussianSketch(6, 600, rng=2), None)}}
+    >>> sketches = {"range": (None, sketchlab.CountSketch(5, 40, rng=1)),
+    ...             "co-range": (sketchlab.GaussianSketch(6, 600, rng=2), None)}
     >>> A = da.from_array(X, chunks=(150, 20))
     >>> state = sketchlab.dask.sketch_state(A, sketches, scheduler="sync")
     >>> bool(np.allclose(state["co-range"], sketches["co-range"][0] @ X))
@@ -245,41 +234,69 @@ def sketch_state(A: da.Array,
         raise TypeError(f"A must be a dask array, got {type(A).__name__}")
     dtype = check_array(A)
     template = SketchState(A.shape, sketches, dtype=dtype)  # checks the operators
-    name = "sketchlab-sketch-state-" + tokenize(
-        A, sorted((key, left, right) for key, (left, right) in sketches.items())
-    )
+    name = "sketchlab-sketch-state-" + tokenize(A, sorted((key, *ops) for key, ops in
+                                                         sketches.items()))
     graph = Pass(A, name, state_chunk, template, dtype, outputs=template.share_keys)
-    (m, n), grid = A.shape, graph.grid
-    groups = {  # share axis -> [(offsets, block shape, the chunks whose shares add up)]
-        0: [((i0, 0), (h, n), line) for (i0, h), line in zip(bounds(A.chunks[0]), grid)],
-        1: [((0, j0), (m, w), line) for (j0, w), line in zip(bounds(A.chunks[1]), zip(*grid))],
-        None: [((0, 0), (m, n), [parts for line in grid for parts in line])]}
-    plan = [(key, offsets, block_shape, graph.tree_sum([parts[key] for parts in group],
-                                                       f"{key}-{t}"))
-            for key in template.share_keys
-            for t, (offsets, block_shape, group) in enumerate(groups[template.share_axis(key)])]
-    (parts,) = graph.compute([[entry[3] for entry in plan]], scheduler)
-    state = template
-    for (key, offsets, block_shape, _), part in zip(plan, parts):
-        state.add_block_sketches({key: part}, offsets, block_shape)
-    return state
-
-
-for _f in (sketch, sketch_both, sketch_state):
-    if _f.__doc__:  # None under python -OO
-        _f.__doc__ = _f.__doc__.format(scheduler=_SCHEDULER_DOC)
-del _f
+    (m, n) = A.shape
+    blocks = {  # share axis -> [(offsets, block shape)] of the sums, in the order of graph.sums
+        0: [((i0, 0), (h, n)) for i0, h in bounds(A.chunks[0])],  # range: per row block
+        1: [((0, j0), (m, w)) for j0, w in bounds(A.chunks[1])],  # co-range: per column block
+        None: [((0, 0), (m, n))]}
+    axes = [template.share_axis(key) for key in template.share_keys]
+    # a row block's shares (axis 0) are summed over its column chunks (over=1), and so on
+    (parts,) = graph.compute([[graph.sums(None if axis is None else 1 - axis, key, key)
+                               for key, axis in zip(template.share_keys, axes)]], scheduler)
+    for key, axis, sums in zip(template.share_keys, axes, parts):
+        for (offsets, block_shape), part in zip(blocks[axis], sums):
+            template.add_block_sketches({key: part}, offsets, block_shape)
+    return template
 
 
 # -- the fronts of the in-memory plans: their signatures, a dask A per pass -----
 
+_FRONT_DOC = """{summary}
 
-def _front(in_memory, run, doc):
-    """``sketchlab.dask.<name>``: the signature of ``in_memory`` plus
-    ``scheduler=``; a dask ``A`` goes to ``run(scheduler=..., **arguments)``
-    (every argument bound, defaults applied), anything else to ``in_memory``
-    with the arguments as given.  Nothing is re-declared: the parameters, their
-    defaults and their checks are the in-memory function's."""
+:func:`sketchlab.{name}` of a dask array: its plan (the same operators and
+draws for the same ``rng``), a task per chunk, the partial results summed in
+fixed trees, the in-memory finish on the client; the in-memory result up to
+the rounding of the partial sums, whatever the chunking, the scheduler or a
+lost worker.
+
+{passes}
+
+Parameters
+----------
+A : dask.array.Array of shape (m, n)
+    Dense or scipy.sparse chunks with known sizes, along either axis or both;
+    anything else runs :func:`sketchlab.{name}`.
+{others}
+    As :func:`sketchlab.{name}` (the signature is its own).
+scheduler : str, Client or executor, optional
+    See the module; default the active scheduler.
+
+Returns
+-------
+{returns}
+    As :func:`sketchlab.{name}`.
+
+Examples
+--------
+>>> import numpy as np, dask.array as da, sketchlab
+>>> gen = np.random.default_rng(0)
+>>> X = gen.standard_normal((600, 8)) @ gen.standard_normal((8, 300))
+>>> A = da.from_array(X, chunks=(200, 150))
+>>> got = sketchlab.dask.{name}(A, {args}rng=0, scheduler="sync")
+>>> want = sketchlab.{name}(X, {args}rng=0)
+>>> bool(np.allclose(got.{compare}, want.{compare}, rtol=1e-10, atol=1e-10 * np.abs(X).max()))
+True
+"""
+
+
+def _front(in_memory, run, passes, args, compare):
+    """``in_memory``'s signature plus ``scheduler=``; a dask ``A`` goes to
+    ``run(scheduler=..., **arguments)`` (defaults applied), anything else to
+    ``in_memory``.  Nothing is re-declared: parameters, defaults and checks are
+    ``in_memory``'s, the docstring :data:`_FRONT_DOC` filled from its own."""
     signature = inspect.signature(in_memory)
     scheduler = inspect.Parameter("scheduler", inspect.Parameter.KEYWORD_ONLY, default=None,
                                   annotation="Any")
@@ -295,218 +312,98 @@ def _front(in_memory, run, doc):
     first, *rest = signature.parameters.values()
     first = first.replace(annotation=f"da.Array | {first.annotation}")
     front.__signature__ = signature.replace(parameters=[first, *rest, scheduler])
-    front.__doc__ = doc
+    if in_memory.__doc__ and __doc__:  # none under python -OO
+        lines = inspect.getdoc(in_memory).splitlines()
+        front.__doc__ = _FRONT_DOC.format(
+            summary=lines[0], name=in_memory.__name__, passes=passes,
+            others=", ".join(parameter.name for parameter in rest),
+            returns=lines[lines.index("Returns") + 2].strip(), args=args, compare=compare)
     return front
 
 
-def _single_pass(method, *, A, k, axis, block_size, shape, scheduler, estimate_error, tol,
-                 **params):
-    """The single-pass SVD ``method`` of a dask A: the in-memory plan
-    (:func:`~sketchlab._svd.svd_sketches`: same sizes, same ``rng``, same
-    draws), one pass over the chunks, the in-memory recovery.  ``axis`` is
-    checked, but the chunks are the blocks."""
+def _single_pass(method, *, A, axis, block_size, shape, scheduler, **arguments):
+    """The single-pass SVD ``method`` of a dask A (:func:`~sketchlab._svd.single_pass`)."""
     check_axis(axis)
     check_array(A)
     if block_size is not None:
-        raise ValueError(
-            "block_size applies to an in-memory A; the chunks of a dask array are its blocks "
-            f"(rechunk A instead), got block_size={block_size!r}"
-        )
+        raise ValueError("block_size applies to an in-memory A; the chunks of a dask array are "
+                         f"its blocks (rechunk A instead), got block_size={block_size!r}")
     if shape is not None and tuple(check_shape(shape)) != A.shape:
         raise ValueError(f"shape={tuple(shape)!r} does not match A.shape={A.shape}")
     if min(A.shape) < 1:
         raise ValueError(f"A must have at least one row and one column, got shape {A.shape}")
-    shape = A.shape
-    tol = _svd.check_tol_or_rank(tol, params.get("rank"))
-    _, rank, sketches = _svd.svd_sketches(method, shape, k, **params,
-                                          estimate_error=bool(estimate_error) or tol is not None)
-    state = sketch_state(A, sketches, scheduler=scheduler)
-    return _svd.svd_recover(method, state, rank, overwrite=True, tol=tol)
+    return _svd.single_pass(method, A.shape, sketch_pass=functools.partial(
+        sketch_state, A, scheduler=scheduler), **arguments)
 
 
-def _cur_passes(*, A, c, r, k, select, core, sketch_size, rng, estimate_error, n_probes,
-                scheduler):
-    """:func:`sketchlab.cur` of a dask A: the in-memory plan
-    (:func:`~sketchlab._cur.cur_plan`), each of its passes over the chunks."""
+def _svd_front(in_memory, method, args):
+    return _front(in_memory, functools.partial(_single_pass, method),
+                  "One pass over the chunks, which are the blocks: ``block_size`` is refused\n"
+                  "(rechunk A), ``shape`` must equal ``A.shape``.", args, "s")
+
+
+fast_sp_svd: Callable[..., SVDResult] = _svd_front(_svd.fast_sp_svd, "fast", "8, ")
+practical_sp_svd: Callable[..., SVDResult] = _svd_front(_svd.practical_sp_svd, "practical",
+                                                        "8, c=12, r=25, ")
+three_sketch_svd: Callable[..., SVDResult] = _svd_front(_svd.three_sketch_svd, "three", "8, ")
+
+
+def _cur_passes(*, A, scheduler, **arguments):
+    """:func:`sketchlab.cur` of a dask A: each pass of its plan over the chunks."""
     check_array(A)
-    plan = _cur.cur_plan(A.shape, c, r, k=k, select=select, core=core, sketch_size=sketch_size,
-                         rng=rng, estimate_error=estimate_error, n_probes=n_probes)
-    if plan.select == "leverage":
-        raise ValueError("select='leverage' (exact scores) is not available for a dask array; "
-                         "use 'approx-leverage', 'deim', 'pivoted-qr' or 'uniform'")
-    if plan.core == "exact":
-        raise ValueError("core='exact' would need a third pass over a dask array; use 'fast' "
-                         "or 'cross'")
-    first = plan.selection_sketches()
-    arrays = None if first is None else sketch_state(A, first, scheduler=scheduler).finalize()
-    columns, rows = plan.choose(arrays)
-    state = sketch_state(A, plan.gather_sketches(columns, rows), scheduler=scheduler)
-    parts = {name: np.asarray(part) for name, part in state.finalize().items()}
-    return plan.recover(parts, columns, rows, norm=state.norm)
+    passes = functools.partial(sketch_state, A, scheduler=scheduler)
+    return _cur.cur_plan(A.shape, **arguments).by_passes(passes)
 
 
-_SVD_DOC = """{summary} of a dask array, in one pass over its chunks.
-
-The plan of :func:`sketchlab.{name}` (:func:`sketchlab._svd.svd_sketches`:
-the same sizes and operators for the same ``rng``), one task per chunk adding
-its shares of every sketch, the shares summed in fixed trees, the in-memory
-recovery on the client: the in-memory result up to the rounding of the sums,
-whatever the chunking, the scheduler or a lost worker.  Each task holds one
-chunk and its shares (``h c`` of the range sketch, ``r w`` of the co-range
-sketch, the core); the client the sketches.
-
-Parameters
-----------
-A : dask.array.Array of shape (m, n)
-    Dense or scipy.sparse chunks with known sizes, along either axis or both;
-    anything else runs :func:`sketchlab.{name}`.
-k, c, r, ..., n_probes
-    As :func:`sketchlab.{name}` (the signature is its own).  With a dask A the
-    chunks are the blocks: ``block_size`` is refused (rechunk A), ``shape``
-    must equal ``A.shape``.
-scheduler : str, Client or executor, optional
-    As :func:`sketch`.
-
-Returns
--------
-SVDResult
-    Unpacks as ``U, s, Vt``; ``error_estimate``, ``passes`` (1).
-
-Examples
---------
->>> import numpy as np, dask.array as da, sketchlab
->>> gen = np.random.default_rng(0)
->>> X = gen.standard_normal((600, 8)) @ gen.standard_normal((8, 300))
->>> A = da.from_array(X, chunks=(200, 150))
->>> U, s, Vt = sketchlab.dask.{name}(A, 8, {example}rng=0, scheduler="sync")
->>> s0 = sketchlab.{name}(X, 8, {example}rng=0).s
->>> bool(np.allclose(s, s0, rtol=1e-10, atol=1e-10 * s0[0]))
-True
-"""
-
-_SUMMARIES = {
-    "fast": ("fast_sp_svd", "Fast single-pass SVD (Algorithm 3)", ""),
-    "practical": ("practical_sp_svd", "Practical single-pass SVD (Tropp et al. 2017)",
-                  "c=12, r=25, "),
-    "three": ("three_sketch_svd", "Three-sketch single-pass SVD (Tropp et al. 2019)", ""),
-}
-
-
-def _svd_front(method):
-    name, summary, example = _SUMMARIES[method]
-    doc = _SVD_DOC.format(name=name, summary=summary, example=example)
-    return _front(getattr(_svd, name), functools.partial(_single_pass, method),
-                  doc if __doc__ else None)  # no docstrings under python -OO
-
-
-fast_sp_svd: Callable[..., SVDResult] = _svd_front("fast")
-practical_sp_svd: Callable[..., SVDResult] = _svd_front("practical")
-three_sketch_svd: Callable[..., SVDResult] = _svd_front("three")
-
-_CUR_DOC = """CUR decomposition of a dask array, in two passes over its chunks.
-
-The plan of :func:`sketchlab.cur` (:func:`sketchlab._cur.cur_plan`), pass by
-pass: the selection sketches (none for "uniform"), then the chosen columns
-and rows, the core sketch of Fast GMR and the probe sketch of the estimate in
-one task per chunk; the in-memory recovery.  The in-memory result for the same
-``rng`` up to rounding.
-
-Parameters
-----------
-A : dask.array.Array of shape (m, n)
-    Dense or sparse chunks with known sizes; anything else runs
-    :func:`sketchlab.cur`.
-c, r, k, select, core, sketch_size, rng, estimate_error, n_probes
-    As :func:`sketchlab.cur`; ``select="leverage"`` (exact scores) and
-    ``core="exact"`` (a third pass) are refused.
-scheduler : str, Client or executor, optional
-    As :func:`sketch`.
-
-Returns
--------
-CURDecomposition
-    C and R dense (gathered from the chunks).
-
-Examples
---------
->>> import numpy as np, dask.array as da, sketchlab
->>> gen = np.random.default_rng(0)
->>> X = gen.standard_normal((400, 5)) @ gen.standard_normal((5, 300))
->>> d = sketchlab.dask.cur(da.from_array(X, chunks=(100, 150)), 10, rng=0, scheduler="sync")
->>> bool(np.allclose(d.toarray(), X))
-True
-"""
-
-cur: Callable[..., CURDecomposition] = _front(_cur.cur, _cur_passes,
-                                              _CUR_DOC if __doc__ else None)
+cur: Callable[..., CURDecomposition] = _front(
+    _cur.cur, _cur_passes, "Two passes over the chunks (one for \"uniform\"); "
+    "``select=\"leverage\"``\n(exact scores) and ``core=\"exact\"`` (a third pass) are refused.",
+    "10, ", "toarray()")
 
 
 # -- block Krylov: one pass over the chunks per product ------------------------
 
 
 def _krylov_chunk(raw, where, offsets, shape, payload, dtype):
-    """The chunk's share of ``A @ W`` (rows i0:i0+h, from ``X W[j0:j0+w]``)
-    or of ``A^T @ Z`` (rows j0:j0+w, from ``X^T Z[i0:i0+h]``), and with
-    ``squares`` its sum of squares (the first pass also gives ||A||_F^2)."""
-    from ._config import serial_blas
-    from ._linalg import squared_frobenius
-
+    """The chunk's share of ``A @ W`` (``X W[j0:j0+w]``) or ``A^T @ Z`` (``X^T
+    Z[i0:i0+h]``) by the in-memory :class:`~sketchlab._krylov.KrylovProducts`,
+    and with ``squares`` its ``||X||_F^2``."""
     side, W, squares = payload
-    block = as_block(raw, where, shape, dtype)
     (i0, j0), (h, w) = offsets, shape
+    ops = _krylov.KrylovProducts(as_block(raw, where, shape, dtype), dtype)
     with serial_blas():  # the same sums whatever the worker's BLAS threads
-        if side == "right":
-            part = np.asarray(block @ W[j0:j0 + w], dtype=dtype)
-        else:
-            part = np.asarray(block.T @ W[i0:i0 + h], dtype=dtype)
-    out = {"prod": part}
-    if squares:
-        out["sq"] = np.array(squared_frobenius(block))
-    return out
+        part = ops.right(W[j0:j0 + w]) if side == "right" else ops.left(W[i0:i0 + h])
+    return {"prod": np.asarray(part, dtype=dtype),
+            "sq": np.array(ops.frobenius2()) if squares else None}
 
 
 class _KrylovChunks:
-    """``A @ W`` and ``A.T @ Z`` of a dask A, each one pass over its chunks
-    (partial products summed in fixed trees); the first pass also sums the
-    squares of the entries, for ``||A||_F^2``."""
+    """The ``ops`` of :func:`~sketchlab._krylov.krylov_core` for a dask A:
+    ``right(W) = A @ W`` and ``left(Z) = A.T @ Z``, one pass over the chunks
+    each; the first also sums ``||A||_F^2`` (``norm2``)."""
 
     def __init__(self, A, dtype, scheduler):
-        self.A, self.dtype, self.scheduler = A, dtype, scheduler
-        self.shape = A.shape
-        self.norm2 = None
-        self.count = 0
+        self.A, self.dtype, self.scheduler, self.shape = A, dtype, scheduler, A.shape
+        self.norm2, self.count = None, 0
 
     def _run(self, side, W):
-        squares = self.norm2 is None
-        self.count += 1
-        name = f"sketchlab-krylov-{side}-{tokenize(self.A, W, self.count)}"
-        graph = Pass(self.A, name, _krylov_chunk, (side, W, squares), self.dtype,
-                     outputs=("prod", "sq") if squares else ("prod",))
-        lines = graph.grid if side == "right" else list(zip(*graph.grid))
-        keys = [graph.tree_sum([part["prod"] for part in line], f"p{t}")
-                for t, line in enumerate(lines)]
-        outputs = [keys]
-        if squares:
-            outputs.append(graph.tree_sum([part["sq"] for line in graph.grid for part in line],
-                                          "sq"))
-        parts, *total = graph.compute(outputs, self.scheduler)
+        W = np.ascontiguousarray(W, dtype=self.dtype)
+        squares, self.count = self.norm2 is None, self.count + 1
+        graph = Pass(self.A, f"sketchlab-krylov-{side}-{tokenize(self.A, W, self.count)}",
+                     _krylov_chunk, (side, W, squares), self.dtype, outputs=("prod", "sq"))
+        parts, total = graph.compute([graph.sums(1 if side == "right" else 0, "p", "prod"),
+                                      graph.sums(None, "sq", "sq") if squares else []],
+                                     self.scheduler)
         if squares:
             self.norm2 = float(total[0])
-        # owned and writable (results deserialized from a network buffer may be read-only)
-        return np.concatenate([np.array(x) for x in parts], axis=0)
+        return np.concatenate(parts, axis=0)  # a new array: owned and writable
 
-    def right(self, W):
-        return self._run("right", np.ascontiguousarray(W, dtype=self.dtype))
-
-    def left(self, Z):
-        return self._run("left", np.ascontiguousarray(Z, dtype=self.dtype))
+    right = functools.partialmethod(_run, "right")  # A @ W
+    left = functools.partialmethod(_run, "left")  # A.T @ Z
 
 
 def _krylov_passes(*, A, k, tol, passes, block_size, rng, estimate_error, scheduler):
-    """:func:`sketchlab.krylov_svd` of a dask A: each product one pass over the chunks."""
-    from ._config import serial_blas
-    from ._validation import as_generator
-
+    """:func:`sketchlab.krylov_svd` of a dask A: ``krylov_core`` over :class:`_KrylovChunks`."""
     dtype = check_array(A)
     k, tol, passes, block_size = _krylov.check_parameters(A.shape, k, tol, passes, block_size,
                                                           estimate_error)
@@ -518,23 +415,6 @@ def _krylov_passes(*, A, k, tol, passes, block_size, rng, estimate_error, schedu
         return _krylov.finish(out, ops, tol, estimate_error, gen, dtype, stacklevel=4)
 
 
-_KRYLOV_DOC = """Randomized block Krylov SVD of a dask array: each pass over A (one
-product with A or A^T) is one pass over its chunks.
-
-The parameters and the result of :func:`sketchlab.krylov_svd` (the same
-answer for the same ``rng``, up to the rounding of the partial sums: 1e-10
-and better), plus ``scheduler=`` as :func:`sketch`.  ``||A||_F^2`` is summed
-in the first pass.  Input that is not a dask array runs in memory.
-
-Examples
---------
->>> import numpy as np, dask.array as da, sketchlab
->>> X = np.random.default_rng(0).standard_normal((400, 60)) * 0.8 ** np.arange(60)
->>> res = sketchlab.dask.krylov_svd(da.from_array(X, chunks=(100, 30)), 4, rng=0,
-...                                 scheduler="sync")
->>> bool(np.allclose(res.s, sketchlab.krylov_svd(X, 4, rng=0).s, rtol=1e-10))
-True
-"""
-
-krylov_svd: Callable[..., SVDResult] = _front(_krylov.krylov_svd, _krylov_passes,
-                                              _KRYLOV_DOC if __doc__ else None)
+krylov_svd: Callable[..., SVDResult] = _front(
+    _krylov.krylov_svd, _krylov_passes, "Each pass over A (a product with A or A^T) is one "
+    "pass over the\nchunks; the first also sums ``||A||_F^2``.", "4, ", "s")

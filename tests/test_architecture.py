@@ -4,7 +4,9 @@ on the source, so that the two cannot drift apart.
 From the page: the layer table (a module imports only modules of lower
 layers, function-level imports included), the order of the modules inside
 ``_operators/``, the modules that may import the compiled loops
-(``sketchlab._jit``), and the imports up the layers with their reasons.
+(``sketchlab._jit``), the imports up the layers with their reasons, the
+modules that call scipy.linalg and those that set the BLAS-thread policy
+(``serial_blas``) themselves rather than through ``_linalg``'s entry points.
 Also: no module imports another module's underscore names (``from ._x import
 _name``, or ``_x._name`` on an imported module): what a module shares is a
 name without an underscore, in a private module.
@@ -60,6 +62,10 @@ OPERATOR_ORDER = {name: int(row[0]) for row in _table(_section(TEXT, "### Inside
 MAY_IMPORT_JIT = {_names(row[0])[0] for row in _table(_section(TEXT, "## Compiled code"))}
 UPWARD = {(_names(row[0])[0], _names(row[1])[0]): row[2]
           for row in _table(_section(TEXT, "## Imports up the layers"))}
+MAY_CALL_LAPACK = {_names(row[0])[0]
+                   for row in _table(_section(TEXT, "## Dense linear algebra outside `_linalg`"))}
+MAY_SET_BLAS_THREADS = {_names(row[0])[0] for row in
+                        _table(_section(TEXT, "## The BLAS-thread policy at call sites"))}
 
 
 def _modules():
@@ -222,3 +228,61 @@ def test_library_tests_do_not_import_the_experiments():
                 continue
             assert not any(n.split(".")[0] == "experiments" for n in names), (
                 f"tests/{path.name}:{node.lineno} imports the experiments package")
+
+
+def _uses(path, name):
+    """Lines of the file where ``name`` is imported, read or called (not in strings)."""
+    tree = ast.parse(path.read_text())
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(alias.name.split(".")[-1] == name for alias in node.names):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Name) and node.id == name:
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Attribute) and node.attr == name:
+            lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def test_lapack_only_where_the_page_says():
+    """scipy.linalg (and numpy.linalg's factorizations) only in ``_linalg``
+    and the modules of the page's table."""
+    assert MAY_CALL_LAPACK >= {"_linalg"}
+    for top, dotted, path in _modules():
+        if top in MAY_CALL_LAPACK or dotted in MAY_CALL_LAPACK:
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            bad = None
+            if isinstance(node, ast.Import):
+                bad = [a.name for a in node.names if a.name.startswith("scipy.linalg")]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                module = node.module or ""
+                if module.startswith("scipy.linalg") or (
+                        module == "scipy" and any(a.name == "linalg" for a in node.names)):
+                    bad = [module]
+            elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+                  and node.value.attr == "linalg" and isinstance(node.value.value, ast.Name)
+                  and node.value.value.id in ("np", "numpy")
+                  and node.attr not in ("norm", "LinAlgError")):
+                bad = [f"numpy.linalg.{node.attr}"]
+            assert not bad, (
+                f"{path.relative_to(PACKAGE)}:{node.lineno}: {bad} is dense linear algebra: "
+                "call a _linalg function (or list the module in docs/architecture.md)")
+
+
+def test_blas_threads_set_only_where_the_page_says():
+    """``serial_blas`` named only in ``_config``, ``_linalg`` and the modules
+    of the page's table; every module of the table does use it."""
+    users = set()
+    for top, dotted, path in _modules():
+        if _uses(path, "serial_blas"):
+            users.add(dotted if top == "_operators" else top)
+    allowed = MAY_SET_BLAS_THREADS | {"_config", "_linalg"}
+    assert users <= allowed, (
+        f"{sorted(users - allowed)} set the BLAS threads themselves: use a _linalg entry "
+        "point (one_blas_thread), or list the module in docs/architecture.md")
+    assert MAY_SET_BLAS_THREADS <= users, (
+        f"docs/architecture.md lists {sorted(MAY_SET_BLAS_THREADS - users)}, which no longer "
+        "set the BLAS threads: remove them from its table")

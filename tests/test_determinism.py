@@ -116,3 +116,34 @@ def test_concurrent_calls_under_the_workqueue_layer_do_not_abort():
         "NUMBA_THREADING_LAYER": "workqueue", "NUMBA_NUM_THREADS": "2"})
     assert code == 0, err[-2000:]
     assert out.split() == ["workqueue", "80"]
+
+
+BLAS_SCRIPT = textwrap.dedent(
+    """
+    import numpy, scipy.linalg
+    from threadpoolctl import threadpool_info
+    from sketchlab._config import one_blas_thread, serial_blas
+
+    def blas_threads():
+        return sorted({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+
+    before = blas_threads()
+    with serial_blas():
+        assert blas_threads() == [1]
+        assert one_blas_thread(blas_threads)() == [1]  # nested: one thread still
+        with serial_blas():
+            pass
+        assert blas_threads() == [1], "an inner context restored the threads"
+    assert blas_threads() == before, (blas_threads(), before)
+    print(before)
+    """
+)
+
+
+def test_serial_blas_nests():
+    """One BLAS thread inside serial_blas (or a _linalg entry point) however
+    the contexts nest; the threads come back when the outermost one closes."""
+    code, out, err = run_isolated(BLAS_SCRIPT, timeout=600, env={
+        "OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"})
+    assert code == 0, err[-2000:]
+    assert out.split() == ["[2]"]

@@ -16,8 +16,9 @@ import scipy.sparse as sp
 from scipy.stats import binom
 
 import sketchlab as sl
-from sketchlab._errors import (from_gaussian_probes, from_probe_sketch, from_samples,
-                               probe_left, probe_mixer, probe_operator)
+from sketchlab._errors import (ResidualProbe, from_gaussian_probes, from_probe_sketch,
+                               from_samples, probe_left, probe_mixer, probe_operator,
+                               rank_for_tol)
 
 
 def low_rank_plus_noise(m, n, rank, noise, seed, decay=0.7):
@@ -127,8 +128,6 @@ def test_residual_probe_is_the_probe_sketch_of_the_residual(m, sparse_c):
     Phi A Theta^T, Phi C and R Theta^T equals the probe sketch of the
     residual built explicitly, read with Phi's rows as left_size; A of at
     most 16 q rows is probed from the right only."""
-    from sketchlab._gmr import ResidualProbe
-
     gen = np.random.default_rng(11)
     n, c, r, q = 300, 6, 5, 10
     A = gen.standard_normal((m, n))
@@ -151,6 +150,32 @@ def test_residual_probe_is_the_probe_sketch_of_the_residual(m, sparse_c):
                     (ref.value, ref.low, ref.high, ref.relative)):
         assert a == pytest.approx(b, rel=1e-10)
     assert ours.n_probes == q
+
+
+@pytest.mark.parametrize("left", [True, False])
+def test_rank_for_tol_is_the_probe_sketch_of_each_rank(left):
+    """The single-pass SVDs' tol rule reads every rank's estimate from small
+    products: the same values as from_probe_sketch on ``Z - LU_l S_l TV_l^T``
+    formed rank by rank (the smallest rank within tol, else the smallest
+    estimate)."""
+    gen = np.random.default_rng(3)
+    m, n, t, q = 200, 150, 8, 10
+    A = low_rank_plus_noise(m, n, 12, 0.01, 4)
+    theta = probe_operator(q, n, gen)
+    phi = probe_left(q, m, gen) if left else None
+    Phi = np.eye(m) if phi is None else phi.toarray()
+    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    U, s, Vt = U[:, :t], s[:t], Vt[:t]
+    Z, LU, TV = Phi @ A @ theta.toarray().T, Phi @ U, theta.toarray() @ Vt.T
+    norm = float(np.linalg.norm(A))
+    values = [from_probe_sketch(Z - (LU[:, :l] * s[:l]) @ TV[:, :l].T, theta).value
+              for l in range(1, t + 1)]
+    for l in range(1, t):
+        tol = (values[l - 1] / norm) * (1 + 1e-9)  # rank l is the first within tol
+        if min(values[:l - 1], default=np.inf) > values[l - 1] * (1 + 1e-6):
+            assert rank_for_tol(tol, s, Z, LU, TV, norm, theta) == (l, l)
+    best = int(np.argmin(values)) + 1
+    assert rank_for_tol(1e-12, s, Z, LU, TV, norm, theta) == (None, best)
 
 
 def test_interval_width_adapts_to_the_spectrum():
