@@ -42,7 +42,8 @@ if TYPE_CHECKING:  # the names of _LAZY, so that type checkers see what they are
     from ._krr import SketchedKernelRidge, SketchedKernelRidgeClassifier
     from ._gmr import UnderdeterminedSketchWarning, fast_gmr, gmr, project_psd, project_symmetric
     from ._kernel_matrices import PairwiseKernel, RBFKernel
-    from ._krylov import InaccurateSVDWarning, krylov_svd
+    from ._errors import InaccurateSVDWarning
+    from ._krylov import krylov_svd
     from ._leverage import leverage_scores
     from ._lstsq import LstsqResult, SketchPreconditioner, lstsq, sketch_preconditioner
     from ._residuals import gmr_error_ratio, gmr_residual, lowrank_residual
@@ -92,7 +93,7 @@ _LAZY = {
     "SketchedKernelRidgeClassifier": "_krr",
     "SinglePassSVD": "_estimators",
     "krylov_svd": "_krylov",
-    "InaccurateSVDWarning": "_krylov",
+    "InaccurateSVDWarning": "_errors",
     "RandomizedTruncatedSVD": "_estimators_svd",
     "lstsq": "_lstsq",
     "sketch_preconditioner": "_lstsq",

@@ -38,6 +38,7 @@ compute it), and the interval is meant to hold the true value with about
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -54,7 +55,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ErrorEstimate", "from_gaussian_probes", "from_probe_sketch", "from_samples",
            "from_moments", "probe_operator", "probe_left", "probe_mixer", "check_probes",
-           "ResidualProbe", "rank_for_tol", "kernel_estimate",
+           "ResidualProbe", "rank_for_tol", "kernel_estimate", "frobenius_identity_estimate",
+           "lowrank_probe_estimate", "InaccurateSVDWarning", "warn_if_inaccurate",
            "CONFIDENCE", "DEFAULT_PROBES"]
 
 CONFIDENCE = 0.90
@@ -510,3 +512,57 @@ def _two_way(block, weight, diag, norm=None, n_probes=0):
     d = diag / unit
     return from_moments(mean, variance, known=float(d @ d), unit=unit, norm=norm,
                         n_probes=n_probes)
+
+
+# ---------------------------------------------------------------------------
+# The estimates of the SVDs made in several passes, and the single-pass warning
+# ---------------------------------------------------------------------------
+
+
+def frobenius_identity_estimate(err2: float, margin2: float, norm2: float) -> ErrorEstimate:
+    """ErrorEstimate of an orthogonal projection's answer from the Frobenius
+    identity ``||A - P A||_F^2 = ||A||_F^2 - ||P A||_F^2`` (``err2``), exact
+    up to rounding: the interval is the rounding allowance ``margin2``
+    (``n_probes=0``)."""
+    value = math.sqrt(max(err2, 0.0))
+    low = math.sqrt(max(err2 - margin2, 0.0))
+    high = math.sqrt(max(err2, 0.0) + margin2)
+    norm = math.sqrt(norm2)
+    relative = value / norm if norm > 0 else 0.0
+    return ErrorEstimate(value, low, high, relative, 0)
+
+
+def lowrank_probe_estimate(AG: NDArray[np.floating], G: NDArray[np.floating],
+                           U: NDArray[np.floating], s: NDArray[np.floating],
+                           Vt: NDArray[np.floating]) -> ErrorEstimate:
+    """ErrorEstimate of ``||A - U diag(s) Vt||_F`` from ``A G`` for a Gaussian
+    G (n x q): the columns of ``(A - U S Vt) G`` are Gaussian probes of the
+    error, and ``||A G||_F / sqrt(q)`` estimates ``||A||_F``."""
+    AG = np.asarray(AG, dtype=np.float64)
+    G = np.asarray(G, dtype=np.float64)
+    EG = AG - product(np.asarray(U, dtype=np.float64) * np.asarray(s, dtype=np.float64),
+                      product(np.asarray(Vt, dtype=np.float64), G))
+    norm = float(np.linalg.norm(AG)) / math.sqrt(G.shape[1])
+    return from_gaussian_probes(EG.T, norm=norm)
+
+
+class InaccurateSVDWarning(UserWarning):
+    """A single-pass SVD whose own error estimate is near or above
+    ``||A||_F`` (it captures next to nothing of A): the warning names
+    :func:`~sketchlab.krylov_svd`, which reaches the best rank-k error in a few passes."""
+
+
+# The single-pass SVDs warn from this estimated relative error on: an
+# answer that far off captures next to nothing (||A - 0||_F = ||A||_F).
+INACCURATE_RELATIVE = 0.9
+
+
+def warn_if_inaccurate(estimate: ErrorEstimate, stacklevel: int = 2) -> None:
+    """Warn (InaccurateSVDWarning) when a single-pass SVD's estimated
+    relative error is at least :data:`INACCURATE_RELATIVE`."""
+    if estimate.relative >= INACCURATE_RELATIVE:
+        warnings.warn(
+            f"the estimated error of this single-pass SVD is {estimate.relative:.2g} ||A||_F: "
+            "it captures little or nothing of A (a flat spectrum?); sketchlab.krylov_svd "
+            "reaches the best rank-k error in a few passes over A",
+            InaccurateSVDWarning, stacklevel=stacklevel + 1)

@@ -44,12 +44,11 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._config import serial_blas
-from ._errors import DEFAULT_PROBES, ErrorEstimate, from_gaussian_probes
-from ._linalg import squared_frobenius
+from ._errors import DEFAULT_PROBES, frobenius_identity_estimate, lowrank_probe_estimate
+from ._linalg import GrowingBasis, product, squared_frobenius, svd, svd_values, tall_mul
 from ._products import csr_times_dense
 from ._results import SVDResult
 from ._validation import as_generator, as_matrix, check_int, check_tol, result_dtype
@@ -59,30 +58,8 @@ if TYPE_CHECKING:
 
     from ._validation import MatrixLike
 
-__all__ = ["krylov_svd", "InaccurateSVDWarning", "warn_if_inaccurate", "KrylovProducts",
-           "krylov_core"]
+__all__ = ["krylov_svd", "KrylovProducts", "krylov_core", "krylov_run"]
 
-
-class InaccurateSVDWarning(UserWarning):
-    """A single-pass SVD whose own error estimate is near or above
-    ``||A||_F`` (it captures next to nothing of A): the warning names
-    :func:`krylov_svd`, which reaches the best rank-k error in a few passes."""
-
-
-# The single-pass SVDs warn from this estimated relative error on: an
-# answer that far off captures next to nothing (||A - 0||_F = ||A||_F).
-INACCURATE_RELATIVE = 0.9
-
-
-def warn_if_inaccurate(estimate: ErrorEstimate, stacklevel: int = 2) -> None:
-    """Warn (InaccurateSVDWarning) when a single-pass SVD's estimated
-    relative error is at least :data:`INACCURATE_RELATIVE`."""
-    if estimate.relative >= INACCURATE_RELATIVE:
-        warnings.warn(
-            f"the estimated error of this single-pass SVD is {estimate.relative:.2g} ||A||_F: "
-            "it captures little or nothing of A (a flat spectrum?); sketchlab.krylov_svd "
-            "reaches the best rank-k error in a few passes over A",
-            InaccurateSVDWarning, stacklevel=stacklevel + 1)
 
 # k mode (no tol, no passes): stop when no singular value of the top k rose
 # by more than this fraction over the last pass.  They rise monotonically
@@ -143,7 +120,7 @@ class KrylovProducts:
                 self._rows = self.A.tocsr()
             return _csr_times(self._rows, W, self.dtype, out)
         if self.kind == "dense":
-            return self.A @ W
+            return product(self.A, W)
         return self._checked(self.A.matmat(W), (self.shape[0], W.shape[1]), "matmat")
 
     def left(self, Z: NDArray[np.floating], out: Any = None) -> NDArray[np.floating]:
@@ -153,7 +130,7 @@ class KrylovProducts:
                 self._cols = self.A.T.tocsr()
             return _csr_times(self._cols, Z, self.dtype, out)
         if self.kind == "dense":
-            return self.A.T @ Z
+            return product(self.A.T, Z)
         return self._checked(self.A.rmatmat(Z), (self.shape[1], Z.shape[1]), "rmatmat")
 
     def _checked(self, Y, shape, what):
@@ -176,248 +153,6 @@ def _csr_times(X, W, dtype, out):
 # ---------------------------------------------------------------------------
 # The orthonormal bases
 # ---------------------------------------------------------------------------
-
-
-# Rows per task of the large products with a basis: sums over rows are taken
-# chunk by chunk and added in chunk order, so a result depends on this
-# constant and on the problem's size, never on the number of threads.
-_CHUNK = 8192
-# (basis columns) x (block columns) from which those products run in row
-# chunks on Numba's threads; below it, one in-place BLAS call is faster
-_CHUNKED_MIN = 2048
-_pool_state: dict[str, Any] = {}
-
-
-def _map_chunks(fn, dim):
-    """``[fn(rows) for rows in the fixed row chunks of range(dim)]``, run on
-    Numba's thread count (the BLAS call in each on one thread)."""
-    import numba
-
-    chunks = [slice(i, min(i + _CHUNK, dim)) for i in range(0, dim, _CHUNK)]
-    threads = min(numba.get_num_threads(), len(chunks))
-    if threads <= 1:
-        return [fn(rows) for rows in chunks]
-    if _pool_state.get("threads") != threads:
-        from concurrent.futures import ThreadPoolExecutor
-
-        if "pool" in _pool_state:
-            _pool_state["pool"].shutdown()
-        _pool_state["pool"] = ThreadPoolExecutor(threads, "sketchlab-krylov")
-        _pool_state["threads"] = threads
-    return list(_pool_state["pool"].map(fn, chunks))
-
-
-def _tmul(B, Y):
-    """``B.T @ Y`` for tall B and Y, summed over the fixed row chunks in
-    order."""
-    parts = _map_chunks(lambda rows: B[rows].T @ Y[rows], B.shape[0])
-    out = parts[0]
-    for part in parts[1:]:
-        out += part
-    return out
-
-
-def _sub_mul(Y, B, D):
-    """``Y -= B @ D`` in place, row chunk by row chunk."""
-    D = np.ascontiguousarray(D, dtype=Y.dtype)
-
-    def run(rows):
-        Y[rows] -= B[rows] @ D
-
-    _map_chunks(run, Y.shape[0])
-
-
-def _mul(Q, M):
-    """``Q @ M`` for a tall Q, row chunk by row chunk."""
-    M = np.ascontiguousarray(M, dtype=Q.dtype)
-    out = np.empty((Q.shape[0], M.shape[1]), dtype=Q.dtype)
-
-    def run(rows):
-        np.matmul(Q[rows], M, out=out[rows])
-
-    _map_chunks(run, Q.shape[0])
-    return out
-
-
-class _Basis:
-    """Orthonormal columns of one side (m or n rows), grown block by block in
-    a Fortran-ordered buffer.  A new block is made where it will stay: the
-    product writes into the buffer's next columns (:meth:`reserve`), and the
-    projections and the QR work on them in place with BLAS 3 calls (no
-    temporary the size of the block, no copy after)."""
-
-    def __init__(self, dim, dtype, capacity):
-        self.dim = dim
-        self.size = 0
-        self.buf = np.empty((dim, max(capacity, 1)), dtype=dtype, order="F")
-        self.blas = sla.blas.get_blas_funcs(("gemm", "syrk", "trmm"), (self.buf,))
-
-    @property
-    def Q(self):
-        return self.buf[:, :self.size]
-
-    def reserve(self, w):
-        """The view where the next w columns go (the buffer grown if needed)."""
-        if self.size + w > self.buf.shape[1]:
-            new = np.empty((self.dim, max(2 * self.buf.shape[1], self.size + w)),
-                           dtype=self.buf.dtype, order="F")
-            new[:, :self.size] = self.Q
-            self.buf = new
-        return self.buf[:, self.size:self.size + w]
-
-    def extend(self, W, gen, local=None):
-        """Orthonormalize the new block W against the basis and append it.
-
-        Returns ``(C, R)`` with ``W = Q_old C + Q_new R`` (up to rounding and
-        to directions below the noise, dropped), C of shape (old, b) and R
-        (new, b), both float64.  ``Q_new`` has ``min(b, dim - old)`` columns:
-        directions W lacks (rank-deficient W) are filled with fresh Gaussian
-        ones, orthogonal to everything before.  W may be the view
-        :meth:`reserve` gave (then no copy is made) or any dim x b array.
-
-        ``local = (block, X)``: W's coefficients X on the basis columns
-        ``block``, known from the recurrence (the Lanczos three-term step:
-        in exact arithmetic W has no other component along the basis), taken
-        out first.  Then block classical Gram-Schmidt against the whole
-        basis, once, and a second time when it removed more than half of a
-        column (Kahan and Parlett's "twice is enough": a column that kept
-        half its norm is orthogonal to working precision); always twice
-        without ``local``.  Column norms come from the Gram matrix ``W^T W``
-        that the Cholesky QR needs anyway."""
-        gemm, syrk, _ = self.blas
-        dtype = self.buf.dtype
-        eps = float(np.finfo(dtype).eps)
-        j, b = self.size, W.shape[1]
-        Y = self.reserve(b)  # after reserve: the buffer may have moved
-        B = self.Q
-        if not (isinstance(W, np.ndarray) and W.ctypes.data == Y.ctypes.data
-                and W.strides == Y.strides):
-            Y[...] = W
-        with np.errstate(over="ignore", invalid="ignore"):
-            scale = float(np.linalg.norm(Y))
-            C = np.zeros((j, b))
-            G = None  # Y^T Y of the current Y
-            if j:
-                if local is not None:
-                    block, X = local
-                    gemm(-1.0, B[:, block], X, beta=1.0, c=Y, overwrite_c=1)
-                    C[block] += X
-                G = _gram(syrk, Y)
-                before2 = np.diag(G).copy()
-                chunked = j * b >= _CHUNKED_MIN  # by size alone: the same for any thread count
-                for round_ in range(2):  # block classical Gram-Schmidt, once or twice
-                    if chunked:
-                        D = _tmul(B, Y)
-                        _sub_mul(Y, B, D)
-                    else:
-                        D = gemm(1.0, B, Y, trans_a=1)
-                        gemm(-1.0, B, D, beta=1.0, c=Y, overwrite_c=1)
-                    C += D
-                    G = _gram(syrk, Y)
-                    if round_ == 0 and local is not None and \
-                            np.all(np.diag(G) >= 0.25 * before2):
-                        break
-                scale_now = math.sqrt(max(float(np.sum(before2)), 0.0))
-            else:
-                scale_now = scale
-        width = min(b, self.dim - j)
-        if width == 0:
-            return C, np.zeros((0, b))
-        F = _cholesky_qr2(Y, eps, G, self.blas)
-        if F is not None and F[1]:  # well conditioned: Y is Q, every direction kept
-            R = F[0]
-            d = sla.svdvals(R, check_finite=False)
-            keep = width = b
-            Q = Y
-        else:
-            # rank-revealing QR as Y = Q1 R1 (Householder) and a pivoted QR
-            # of the small R1 F = Q2 R2 P^T: W P = (Q1 Q2) R2 (dgeqp3 on all of
-            # W is BLAS 2, several times slower on a tall block); F is the
-            # factor a Cholesky round already took out of Y (W = Y F)
-            Q1, R1 = sla.qr(Y, mode="economic", check_finite=False)
-            if F is not None:
-                R1 = R1 @ F[0].astype(R1.dtype)
-            Q2, R, piv = sla.qr(R1, pivoting=True, check_finite=False)
-            d = np.abs(np.diag(R))
-            # below eps**0.7 of the block the direction is rounding noise;
-            # above it the Q column's leftover along B (about eps scale / d)
-            # is at most eps**0.3, which one more projection removes
-            keep = min(int(np.count_nonzero(d > eps ** 0.7 * scale)), width)
-            Q = Q1 @ Q2[:, :keep]
-            R = R[:keep][:, np.argsort(piv)]
-        R = R.astype(np.float64)
-        if keep and j and d[:keep].min() < 1e-3 * scale_now:
-            D = B.T @ Q
-            Q = Q - B @ D
-            Q, R2 = sla.qr(Q, mode="economic", check_finite=False)
-            C += D.astype(np.float64) @ R
-            R = R2.astype(np.float64) @ R
-        if keep < width:
-            G = gen.standard_normal((self.dim, width - keep)).astype(dtype)
-            for _ in range(2):
-                for P in (B, Q):
-                    if P.shape[1]:
-                        G -= P @ (P.T @ G)
-            G, _ = sla.qr(G, mode="economic", check_finite=False)
-            Q = np.hstack([Q, G])
-            R = np.vstack([R, np.zeros((width - keep, b))])
-        if Q is not Y:
-            Y[:, :width] = Q
-        self.size += width
-        return C, R
-
-
-def _gram(syrk, Y):
-    """``Y^T Y`` (both triangles) by one BLAS syrk."""
-    G = syrk(1.0, Y, trans=1)
-    return np.triu(G) + np.triu(G, 1).T
-
-
-def _cholesky_qr2(Y, eps, G, blas):
-    """CholeskyQR2 of Y in place (Fukaya, Nakatsukasa et al. 2014: two
-    rounds of ``R_i = chol(Y^T Y)``, ``Y <- Y R_i^-1``, BLAS 3 only),
-    orthonormal to working precision when ``cond(Y) < eps^-1/2``.
-
-    Returns ``(F, done)``: ``W = Y F`` for the W that came in, and whether Y
-    is now orthonormal; None when W is not that well conditioned (Y
-    untouched; the caller's Householder QR then reveals its rank).  After a
-    first round whose second fails (not seen, but possible in principle),
-    ``(R_1, False)``.  G is ``Y^T Y`` when the caller has it.  ``Y R^-1``
-    multiplies by the inverse of the small triangle in place (BLAS trmm;
-    its rounding, eps cond(R), is what the second round is for)."""
-    _, syrk, trmm = blas
-    m, b = Y.shape
-    if m < b:
-        return None
-    factors: list[Any] = []
-    for round_ in range(2):
-        with np.errstate(over="ignore", invalid="ignore"):
-            if G is None or round_:
-                G = _gram(syrk, Y)
-            ok = bool(np.isfinite(G).all())
-        R = None
-        if ok:
-            try:
-                R = sla.cholesky(G, lower=False, check_finite=False)
-            except np.linalg.LinAlgError:
-                R = None
-        if R is None:
-            return (factors[0], False) if factors else None
-        s = sla.svdvals(R, check_finite=False) if not factors else None
-        if s is not None and not s[-1] > 10 * math.sqrt(eps) * s[0]:
-            return None
-        factors.append(R)
-        Rinv = sla.solve_triangular(R, np.eye(b, dtype=R.dtype), check_finite=False)
-        trmm(1.0, Rinv, Y, side=1, lower=0, overwrite_b=1)
-        if s is not None and s[0] < _ONE_ROUND_COND * s[-1]:
-            # one round leaves Q orthonormal to about eps cond(W)^2: enough
-            return R, True
-    return factors[1] @ factors[0], True
-
-
-# CholeskyQR: one round is enough below this condition number of the block
-# (Q orthonormal to about 64 eps), as in _linalg.cholesky_qr
-_ONE_ROUND_COND = 8.0
 
 
 class _Coefficients:
@@ -472,10 +207,12 @@ def _settled(rise, prev_rise, s, rtol):
     return bool(np.all(small | (left <= rtol * s)))
 
 
-def _product(multiply, X, basis):
-    """``multiply(X)``, written straight into the basis's next block when
-    the products can (``ops.writes_into``: :class:`KrylovProducts`)."""
-    if getattr(multiply.__self__, "writes_into", False):
+def _product(ops, side, X, basis):
+    """``ops.right(X)`` or ``ops.left(X)``, written straight into the basis's
+    next block when the products can (``ops.writes_into``:
+    :class:`KrylovProducts`)."""
+    multiply = getattr(ops, side)
+    if getattr(ops, "writes_into", False):
         return multiply(X, out=basis.reserve(X.shape[1]))
     return multiply(X)
 
@@ -528,8 +265,8 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
     else:
         max_passes, fixed = passes, tol is None
     early = min(max_passes, 16) + 2  # capacity for the passes most runs make; grown after
-    U = _Basis(m, dtype, min(m, b * early // 2))
-    V = _Basis(n, dtype, min(n, b * early // 2 + b))
+    U = GrowingBasis(m, dtype, min(m, b * early // 2))
+    V = GrowingBasis(n, dtype, min(n, b * early // 2 + b))
     Bcol, Brow = _Coefficients(), _Coefficients()  # A V = U Bcol; U^T A = Brow V^T
     V.extend(gen.standard_normal((n, b)), gen)
     v_done = 0  # columns of V multiplied by A
@@ -544,7 +281,7 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
             cols = slice(v_done, V.size)
             # U_{j-1}^T A V_j, the R of V_j (pass before): the recurrence's term
             local = None if last_u is None else (last_u, Brow.view(U.size, V.size)[last_u, cols])
-            C, R = U.extend(_product(ops.right, V.Q[:, cols], U), gen, local)
+            C, R = U.extend(_product(ops, "right", V.Q[:, cols], U), gen, local)
             last_v = cols
             Bcol.put(slice(0, C.shape[0]), cols, C)
             Bcol.put(slice(C.shape[0], U.size), cols, R)
@@ -555,7 +292,7 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
             rows = slice(u_done, U.size)
             # V_j^T A^T U_j = (the R of U_j, pass before)^T
             local = (last_v, Bcol.view(U.size, V.size)[rows, last_v].T)
-            C, R = V.extend(_product(ops.left, U.Q[:, rows], V), gen, local)
+            C, R = V.extend(_product(ops, "left", U.Q[:, rows], V), gen, local)
             last_u = rows
             Brow.put(rows, slice(0, C.shape[0]), C.T)
             Brow.put(rows, slice(C.shape[0], V.size), R.T)
@@ -566,7 +303,7 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
             norm2 = resolve(norm2())
         # the singular values alone (a quarter of the flops): the vectors only
         # of the last answer, below
-        s = sla.svdvals(small, check_finite=False)
+        s = svd_values(small)
         err2: Any = None if norm2 is None else norm2 - np.cumsum(s * s)
         stop = False
         if fixed:
@@ -611,13 +348,13 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
                           rtol=rtol, max_passes=max_passes_arg)
         out["passes"] += p
         return out
-    Ub, s, Vbt = sla.svd(small, full_matrices=False, check_finite=False, lapack_driver="gesdd")
+    Ub, s, Vbt = svd(small)
     if p % 2:  # A V V^T = U Bcol V^T
-        Uout = _mul(U.Q, Ub[:, :rank])
-        Vtout = np.ascontiguousarray(_mul(V.Q[:, :v_done], Vbt[:rank].T).T)
+        Uout = tall_mul(U.Q, Ub[:, :rank])
+        Vtout = np.ascontiguousarray(tall_mul(V.Q[:, :v_done], Vbt[:rank].T).T)
     else:  # U U^T A = U Brow V^T
-        Uout = _mul(U.Q[:, :u_done], Ub[:, :rank])
-        Vtout = np.ascontiguousarray(_mul(V.Q, Vbt[:rank].T).T)
+        Uout = tall_mul(U.Q[:, :u_done], Ub[:, :rank])
+        Vtout = np.ascontiguousarray(tall_mul(V.Q, Vbt[:rank].T).T)
     return dict(U=Uout.astype(dtype, copy=False), s=s[:rank].astype(dtype),
                 Vt=Vtout.astype(dtype, copy=False), passes=p, converged=converged, met=met,
                 err2=None if err2 is None else float(err2[rank - 1]), margin2=margin2,
@@ -625,27 +362,15 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
 
 
 def _estimate_from_identity(out):
-    """ErrorEstimate of the answer from the Frobenius identity (exact up to
-    rounding: the interval is the rounding allowance)."""
-    err2, margin2, norm2 = out["err2"], out["margin2"], out["norm2"]
-    value = math.sqrt(max(err2, 0.0))
-    low = math.sqrt(max(err2 - margin2, 0.0))
-    high = math.sqrt(max(err2, 0.0) + margin2)
-    norm = math.sqrt(norm2)
-    relative = value / norm if norm > 0 else 0.0
-    return ErrorEstimate(value, low, high, relative, 0)
+    """The answer's ErrorEstimate from the Frobenius identity."""
+    return frobenius_identity_estimate(out["err2"], out["margin2"], out["norm2"])
 
 
 def _estimate_from_probes(ops, out, gen, dtype):
-    """ErrorEstimate from Gaussian probes of the error (one more pass over A):
-    the columns of ``(A - U S Vt) G`` for a fresh n x q Gaussian G."""
-    n = ops.shape[1]
-    G = gen.standard_normal((n, DEFAULT_PROBES)).astype(dtype)
-    AG = np.asarray(ops.right(G), dtype=np.float64)
-    EG = AG - (out["U"].astype(np.float64) * out["s"].astype(np.float64)) @ (
-        out["Vt"].astype(np.float64) @ G.astype(np.float64))
-    norm = float(np.linalg.norm(AG)) / math.sqrt(DEFAULT_PROBES)
-    return from_gaussian_probes(EG.T, norm=norm)
+    """The answer's ErrorEstimate from Gaussian probes of the error (one more
+    pass over A: ``A G`` for a fresh n x q Gaussian G)."""
+    G = gen.standard_normal((ops.shape[1], DEFAULT_PROBES)).astype(dtype)
+    return lowrank_probe_estimate(ops.right(G), G, out["U"], out["s"], out["Vt"])
 
 
 def _check_input(A):
@@ -794,22 +519,34 @@ def krylov_svd(A: MatrixLike, k: int | None = None, *, tol: float | None = None,
 
 
 def run_krylov_svd(A, k, *, tol, passes, block_size, rng, estimate_error, rtol=_CONVERGED,
-                max_passes=_DEFAULT_PASSES, stacklevel=3):
+                   max_passes=_DEFAULT_PASSES, stacklevel=3):
     """krylov_svd with the k mode's rule ``rtol`` and pass bound ``max_passes``
     (the estimators' ``tol``)."""
     A, dtype = _check_input(A)
-    k, tol, passes, block_size = check_parameters(A.shape, k, tol, passes, block_size,
+    return krylov_run(KrylovProducts(A, dtype), A.shape, dtype, k=k, tol=tol, passes=passes,
+                      block_size=block_size, rng=rng, estimate_error=estimate_error, rtol=rtol,
+                      max_passes=max_passes, stacklevel=stacklevel + 1)
+
+
+def krylov_run(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k, tol, passes, block_size,
+               rng, estimate_error, rtol=_CONVERGED, max_passes=_DEFAULT_PASSES,
+               stacklevel=3) -> SVDResult:
+    """The parameters' checks, the iteration and its result, for any
+    products: ``ops`` has ``right(W)``, ``left(Z)``, ``shape`` and
+    ``frobenius2()`` (``||A||_F^2``; None when unknown; or a function that
+    gives it after the first pass, which computes it: a dask A).  The
+    in-memory and the dask fronts differ only in their ``ops``."""
+    k, tol, passes, block_size = check_parameters(shape, k, tol, passes, block_size,
                                                   estimate_error)
-    ops = KrylovProducts(A, dtype)
-    if tol is not None and ops.kind == "operator":
+    norm2 = ops.frobenius2()
+    if tol is not None and norm2 is None:
         raise ValueError("tol needs ||A||_F, which a LinearOperator does not give: "
                          "pass the matrix, or k (and estimate_error=True for an estimate)")
+    if norm2 is not None and not callable(norm2) and not math.isfinite(norm2):
+        raise ValueError("A's squared Frobenius norm overflows float64; scale A down")
     gen = as_generator(rng)
     with serial_blas():
-        norm2 = ops.frobenius2()
-        if norm2 is not None and not math.isfinite(norm2):
-            raise ValueError("A's squared Frobenius norm overflows float64; scale A down")
-        out = krylov_core(ops, A.shape, dtype, k=k, tol=tol, passes=passes,
+        out = krylov_core(ops, shape, dtype, k=k, tol=tol, passes=passes,
                           block_size=block_size, gen=gen, norm2=norm2, rtol=rtol,
                           max_passes=max_passes)
         return finish(out, ops, tol, estimate_error, gen, dtype, stacklevel + 1)

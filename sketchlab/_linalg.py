@@ -717,3 +717,251 @@ def frobenius_parts(A: Matrix) -> tuple[int, float]:
     with threads_for(data.size):
         chunk_squares(data, math.ldexp(1.0, -e), sums, maxs)
     return e, float(sum(sums.tolist()))
+
+
+# ---------------------------------------------------------------------------
+# Growing orthonormal bases (block Krylov), and products with tall bases
+# ---------------------------------------------------------------------------
+
+
+# Rows per task of the large products with a basis: sums over rows are taken
+# chunk by chunk and added in chunk order, so a result depends on this
+# constant and on the problem's size, never on the number of threads.
+_ROW_CHUNK = 8192
+# (basis columns) x (block columns) from which those products run in row
+# chunks on Numba's threads; below it, one in-place BLAS call is faster
+_CHUNKED_MIN = 2048
+_pool_state: dict[str, Any] = {}
+
+
+def _map_chunks(fn, dim):
+    """``[fn(rows) for rows in the fixed row chunks of range(dim)]``, run on
+    Numba's thread count (the BLAS call in each on one thread)."""
+    import numba
+
+    chunks = [slice(i, min(i + _ROW_CHUNK, dim)) for i in range(0, dim, _ROW_CHUNK)]
+    threads = min(numba.get_num_threads(), len(chunks))
+    if threads <= 1:
+        return [fn(rows) for rows in chunks]
+    if _pool_state.get("threads") != threads:
+        from concurrent.futures import ThreadPoolExecutor
+
+        if "pool" in _pool_state:
+            _pool_state["pool"].shutdown()
+        _pool_state["pool"] = ThreadPoolExecutor(threads, "sketchlab-basis")
+        _pool_state["threads"] = threads
+    return list(_pool_state["pool"].map(fn, chunks))
+
+
+def _tmul(B, Y):
+    """``B.T @ Y`` for tall B and Y, summed over the fixed row chunks in
+    order."""
+    parts = _map_chunks(lambda rows: B[rows].T @ Y[rows], B.shape[0])
+    out = parts[0]
+    for part in parts[1:]:
+        out += part
+    return out
+
+
+def _sub_mul(Y, B, D):
+    """``Y -= B @ D`` in place, row chunk by row chunk."""
+    D = np.ascontiguousarray(D, dtype=Y.dtype)
+
+    def run(rows):
+        Y[rows] -= B[rows] @ D
+
+    _map_chunks(run, Y.shape[0])
+
+
+def tall_mul(Q: Array, M: Array) -> Array:
+    """``Q @ M`` for a tall Q, row chunk by row chunk."""
+    M = np.ascontiguousarray(M, dtype=Q.dtype)
+    out = np.empty((Q.shape[0], M.shape[1]), dtype=Q.dtype)
+
+    def run(rows):
+        np.matmul(Q[rows], M, out=out[rows])
+
+    _map_chunks(run, Q.shape[0])
+    return out
+
+
+class GrowingBasis:
+    """Orthonormal columns (dim rows), grown block by block in a
+    Fortran-ordered buffer: the bases of block Krylov (``_krylov``).  A new block is made where it will stay: the
+    product writes into the buffer's next columns (:meth:`reserve`), and the
+    projections and the QR work on them in place with BLAS 3 calls (no
+    temporary the size of the block, no copy after)."""
+
+    def __init__(self, dim, dtype, capacity):
+        self.dim = dim
+        self.size = 0
+        self.buf = np.empty((dim, max(capacity, 1)), dtype=dtype, order="F")
+        self.blas = sla.blas.get_blas_funcs(("gemm", "syrk", "trmm"), (self.buf,))
+
+    @property
+    def Q(self):
+        return self.buf[:, :self.size]
+
+    def reserve(self, w):
+        """The view where the next w columns go (the buffer grown if needed)."""
+        if self.size + w > self.buf.shape[1]:
+            new = np.empty((self.dim, max(2 * self.buf.shape[1], self.size + w)),
+                           dtype=self.buf.dtype, order="F")
+            new[:, :self.size] = self.Q
+            self.buf = new
+        return self.buf[:, self.size:self.size + w]
+
+    @one_blas_thread
+    def extend(self, W, gen, local=None):
+        """Orthonormalize the new block W against the basis and append it.
+
+        Returns ``(C, R)`` with ``W = Q_old C + Q_new R`` (up to rounding and
+        to directions below the noise, dropped), C of shape (old, b) and R
+        (new, b), both float64.  ``Q_new`` has ``min(b, dim - old)`` columns:
+        directions W lacks (rank-deficient W) are filled with fresh Gaussian
+        ones, orthogonal to everything before.  W may be the view
+        :meth:`reserve` gave (then no copy is made) or any dim x b array.
+
+        ``local = (block, X)``: W's coefficients X on the basis columns
+        ``block``, known from the recurrence (the Lanczos three-term step:
+        in exact arithmetic W has no other component along the basis), taken
+        out first.  Then block classical Gram-Schmidt against the whole
+        basis, once, and a second time when it removed more than half of a
+        column (Kahan and Parlett's "twice is enough": a column that kept
+        half its norm is orthogonal to working precision); always twice
+        without ``local``.  Column norms come from the Gram matrix ``W^T W``
+        that the Cholesky QR needs anyway."""
+        gemm, syrk, _ = self.blas
+        dtype = self.buf.dtype
+        eps = float(np.finfo(dtype).eps)
+        j, b = self.size, W.shape[1]
+        Y = self.reserve(b)  # after reserve: the buffer may have moved
+        B = self.Q
+        if not (isinstance(W, np.ndarray) and W.ctypes.data == Y.ctypes.data
+                and W.strides == Y.strides):
+            Y[...] = W
+        with np.errstate(over="ignore", invalid="ignore"):
+            scale = float(np.linalg.norm(Y))
+            C = np.zeros((j, b))
+            G = None  # Y^T Y of the current Y
+            if j:
+                if local is not None:
+                    block, X = local
+                    gemm(-1.0, B[:, block], X, beta=1.0, c=Y, overwrite_c=1)
+                    C[block] += X
+                G = _gram(syrk, Y)
+                before2 = np.diag(G).copy()
+                chunked = j * b >= _CHUNKED_MIN  # by size alone: the same for any thread count
+                for round_ in range(2):  # block classical Gram-Schmidt, once or twice
+                    if chunked:
+                        D = _tmul(B, Y)
+                        _sub_mul(Y, B, D)
+                    else:
+                        D = gemm(1.0, B, Y, trans_a=1)
+                        gemm(-1.0, B, D, beta=1.0, c=Y, overwrite_c=1)
+                    C += D
+                    G = _gram(syrk, Y)
+                    if round_ == 0 and local is not None and \
+                            np.all(np.diag(G) >= 0.25 * before2):
+                        break
+                scale_now = math.sqrt(max(float(np.sum(before2)), 0.0))
+            else:
+                scale_now = scale
+        width = min(b, self.dim - j)
+        if width == 0:
+            return C, np.zeros((0, b))
+        F = _block_cholesky_qr2(Y, eps, G, self.blas)
+        if F is not None and F[1]:  # well conditioned: Y is Q, every direction kept
+            R = F[0]
+            d = sla.svdvals(R, check_finite=False)
+            keep = width = b
+            Q = Y
+        else:
+            # rank-revealing QR as Y = Q1 R1 (Householder) and a pivoted QR
+            # of the small R1 F = Q2 R2 P^T: W P = (Q1 Q2) R2 (dgeqp3 on all of
+            # W is BLAS 2, several times slower on a tall block); F is the
+            # factor a Cholesky round already took out of Y (W = Y F)
+            Q1, R1 = sla.qr(Y, mode="economic", check_finite=False)
+            if F is not None:
+                R1 = R1 @ F[0].astype(R1.dtype)
+            Q2, R, piv = sla.qr(R1, pivoting=True, check_finite=False)
+            d = np.abs(np.diag(R))
+            # below eps**0.7 of the block the direction is rounding noise;
+            # above it the Q column's leftover along B (about eps scale / d)
+            # is at most eps**0.3, which one more projection removes
+            keep = min(int(np.count_nonzero(d > eps ** 0.7 * scale)), width)
+            Q = Q1 @ Q2[:, :keep]
+            R = R[:keep][:, np.argsort(piv)]
+        R = R.astype(np.float64)
+        if keep and j and d[:keep].min() < 1e-3 * scale_now:
+            D = B.T @ Q
+            Q = Q - B @ D
+            Q, R2 = sla.qr(Q, mode="economic", check_finite=False)
+            C += D.astype(np.float64) @ R
+            R = R2.astype(np.float64) @ R
+        if keep < width:
+            G = gen.standard_normal((self.dim, width - keep)).astype(dtype)
+            for _ in range(2):
+                for P in (B, Q):
+                    if P.shape[1]:
+                        G -= P @ (P.T @ G)
+            G, _ = sla.qr(G, mode="economic", check_finite=False)
+            Q = np.hstack([Q, G])
+            R = np.vstack([R, np.zeros((width - keep, b))])
+        if Q is not Y:
+            Y[:, :width] = Q
+        self.size += width
+        return C, R
+
+
+def _gram(syrk, Y):
+    """``Y^T Y`` (both triangles) by one BLAS syrk."""
+    G = syrk(1.0, Y, trans=1)
+    return np.triu(G) + np.triu(G, 1).T
+
+
+def _block_cholesky_qr2(Y, eps, G, blas):
+    """CholeskyQR2 of Y in place (Fukaya, Nakatsukasa et al. 2014: two
+    rounds of ``R_i = chol(Y^T Y)``, ``Y <- Y R_i^-1``, BLAS 3 only),
+    orthonormal to working precision when ``cond(Y) < eps^-1/2``.
+
+    Returns ``(F, done)``: ``W = Y F`` for the W that came in, and whether Y
+    is now orthonormal; None when W is not that well conditioned (Y
+    untouched; the caller's Householder QR then reveals its rank).  After a
+    first round whose second fails (not seen, but possible in principle),
+    ``(R_1, False)``.  G is ``Y^T Y`` when the caller has it.  ``Y R^-1``
+    multiplies by the inverse of the small triangle in place (BLAS trmm;
+    its rounding, eps cond(R), is what the second round is for)."""
+    _, syrk, trmm = blas
+    m, b = Y.shape
+    if m < b:
+        return None
+    factors: list[Any] = []
+    for round_ in range(2):
+        with np.errstate(over="ignore", invalid="ignore"):
+            if G is None or round_:
+                G = _gram(syrk, Y)
+            ok = bool(np.isfinite(G).all())
+        R = None
+        if ok:
+            try:
+                R = sla.cholesky(G, lower=False, check_finite=False)
+            except np.linalg.LinAlgError:
+                R = None
+        if R is None:
+            return (factors[0], False) if factors else None
+        s = sla.svdvals(R, check_finite=False) if not factors else None
+        if s is not None and not s[-1] > 10 * math.sqrt(eps) * s[0]:
+            return None
+        factors.append(R)
+        Rinv = sla.solve_triangular(R, np.eye(b, dtype=R.dtype), check_finite=False)
+        trmm(1.0, Rinv, Y, side=1, lower=0, overwrite_b=1)
+        if s is not None and s[0] < _BLOCK_ONE_ROUND_COND * s[-1]:
+            # one round leaves Q orthonormal to about eps cond(W)^2: enough
+            return R, True
+    return factors[1] @ factors[0], True
+
+
+# CholeskyQR: one round is enough below this condition number of the block
+# (Q orthonormal to about 64 eps), as in cholesky_qr
+_BLOCK_ONE_ROUND_COND = 8.0

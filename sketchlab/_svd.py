@@ -213,7 +213,7 @@ def svd_recover(method, state, rank, *, overwrite=False, tol=None):
         Y = product(TV_R, Vt_N[:t].T) * s[:t]  # Theta V S, (q, t)
         estimate = from_probe_sketch(Z - product(LU[:, :t], Y.T), theta, norm=norm,
                                      left_size=None if phi is None else phi.sketch_size)
-        from ._krylov import warn_if_inaccurate  # names krylov_svd when ~ ||A||_F off
+        from ._errors import warn_if_inaccurate  # names krylov_svd when ~ ||A||_F off
 
         warn_if_inaccurate(estimate, stacklevel=4)
     dtype = state.dtype

@@ -401,18 +401,16 @@ class _KrylovChunks:
     right = functools.partialmethod(_run, "right")  # A @ W
     left = functools.partialmethod(_run, "left")  # A.T @ Z
 
+    def frobenius2(self):
+        return lambda: self.norm2  # summed in the first pass
+
 
 def _krylov_passes(*, A, k, tol, passes, block_size, rng, estimate_error, scheduler):
-    """:func:`sketchlab.krylov_svd` of a dask A: ``krylov_core`` over :class:`_KrylovChunks`."""
+    """:func:`sketchlab.krylov_svd` of a dask A: the in-memory run over :class:`_KrylovChunks`."""
     dtype = check_array(A)
-    k, tol, passes, block_size = _krylov.check_parameters(A.shape, k, tol, passes, block_size,
-                                                          estimate_error)
-    gen = as_generator(rng)
-    ops = _KrylovChunks(A, dtype, scheduler)
-    with serial_blas():
-        out = _krylov.krylov_core(ops, A.shape, dtype, k=k, tol=tol, passes=passes,
-                                  block_size=block_size, gen=gen, norm2=lambda: ops.norm2)
-        return _krylov.finish(out, ops, tol, estimate_error, gen, dtype, stacklevel=4)
+    return _krylov.krylov_run(_KrylovChunks(A, dtype, scheduler), A.shape, dtype, k=k, tol=tol,
+                              passes=passes, block_size=block_size, rng=rng,
+                              estimate_error=estimate_error, stacklevel=4)
 
 
 krylov_svd: Callable[..., SVDResult] = _front(
