@@ -61,7 +61,7 @@ from ._dask_pass import Pass, as_block, bounds, check_array, check_operator, ops
 from ._operators import SketchOperator
 from ._operators import sketch_both as _sketch_both
 from ._sketch_state import SketchState
-from ._validation import as_generator, check_axis, check_shape
+from ._validation import check_axis, check_shape
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
