@@ -1,5 +1,7 @@
 """``python -m experiments krr``: verdicts, figure, missing data, and the
-quick run on Fashion-MNIST where it is installed."""
+quick run on Fashion-MNIST where it is installed, and CG's iteration bound there."""
+
+import warnings
 
 import numpy as np
 import pytest
@@ -90,3 +92,30 @@ def test_quick_run_on_fashion_mnist(tmp_path):
         assert abs(acc[("SketchedKernelRidgeClassifier", "pcg", lm, "3000", "200")] - exact) <= 2e-3
     assert all(float(r["residual"]) <= 1e-6 for r in rows if r["residual"])
     assert np.all([0.7 < a < 0.95 for a in acc.values()])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("solver", ["pcg", "restricted"])
+def test_cg_reaches_1e6_within_100_iterations_at_the_chosen_alpha(solver):
+    # issue 31: conjugate gradients reach a relative residual of 1e-6 in at
+    # most 100 iterations in both solvers at the experiment's gamma and alpha
+    # (5,000 training images, 500 RPCholesky landmarks, one target per class);
+    # max_iter = 100 and the ConvergenceWarning as an error make it fail otherwise
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sketchlab import SketchedKernelRidgeClassifier
+
+    try:
+        Xtr, ytr, _, _ = krr.load_fashion()
+    except ds.NoDataError as exc:
+        pytest.skip(str(exc))
+    idx = np.random.default_rng(0).permutation(len(Xtr))[:5000]
+    model = SketchedKernelRidgeClassifier(alpha=krr.ALPHA, gamma=krr.GAMMA, n_components=500,
+                                          solver=solver, tol=1e-6, max_iter=krr.CG_MAX_ITER,
+                                          random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model.fit(Xtr[idx], ytr[idx])
+    assert model.residual_history_.shape == (model.n_iter_ + 1, 10)
+    assert model.n_iter_ <= krr.CG_MAX_ITER
+    assert model.residual_history_[-1].max() <= 1e-6 < model.residual_history_[0].max()
