@@ -103,7 +103,7 @@ def block_rpcholesky(K, c, gen, block_size=BLOCK_SIZE):
         C[:, count:count + T.size] = G if block.dtype == np.float64 else block
         if count:  # minus the earlier pivots' part: the residual columns
             Fc = F[T, :count]  # t x count, C order: its transpose is a Fortran operand
-            blas.dgemm(-1.0, F[:, :count], Fc.T, beta=1.0, c=G, overwrite_c=1)
+            _in_place(G, blas.dgemm(-1.0, F[:, :count], Fc.T, beta=1.0, c=G, overwrite_c=1))
         t = _factor_columns(G, T, total)
         pivots[count:count + t] = T[:t]
         taken[T[t:]] = False  # dropped by the factorization (rounding): undo
@@ -113,6 +113,13 @@ def block_rpcholesky(K, c, gen, block_size=BLOCK_SIZE):
         if t < T.size:  # a pivot vanished: the rest is rounding noise
             exhausted = True
     return pivots, C, F
+
+
+def _in_place(G, result):
+    """Make sure a BLAS call asked to overwrite G did (scipy's wrappers copy
+    an operand they cannot use as it is, and then return the copy)."""
+    if result is not G:
+        G[...] = result
 
 
 def _kernel_columns(K, T):
@@ -169,7 +176,8 @@ def _factor_columns(G, T, total):
             # TRSM is slow on small triangles on a loaded machine
             Linv, info = sla.lapack.dtrtri(L, lower=1)
             if info == 0:
-                blas.dtrmm(1.0, Linv, G, side=1, lower=1, trans_a=1, overwrite_b=1)
+                _in_place(G, blas.dtrmm(1.0, Linv, G, side=1, lower=1, trans_a=1,
+                                        overwrite_b=1))
                 return t
     except sla.LinAlgError:
         pass
