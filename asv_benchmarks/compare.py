@@ -12,7 +12,10 @@ scatter floor plus a read pass, int32 and int64 indices), ``gmr``
 error estimate beside the plain call, and cur's fast core and approximate
 leverage selection against the exact ones), ``spsd`` (faster_spsd against
 optimal_spsd, with sklearn's Nystroem beside it; SketchedNystroem's
-fit_transform against Nystroem's), ``svd`` (the three single-pass SVDs and
+fit_transform against Nystroem's), ``krr`` (SketchedKernelRidge's two
+solvers against KernelRidge and Nystroem + Ridge; accelerated against
+sequential RPCholesky, and on the 60,000 Fashion-MNIST images where they
+are installed), ``svd`` (the three single-pass SVDs and
 sklearn's randomized_svd, fast_sp_svd's error estimate beside the plain call,
 and its peak memory over column blocks), ``scaling`` (sketch_both and
 fast_sp_svd against nnz(A) over 1x-8x row-stacked copies), ``lstsq`` (FOSSILS
@@ -671,22 +674,86 @@ def bench_krr(table, quick, repeat):
         table.value(f"  {m} CG iterations to 1e-6", float(models[m].n_iter_), 100,
                     why="conjugate gradients reach a relative residual of 1e-6 in at most 100 "
                     "iterations with 500 landmarks (issue 31).")
+        table.value(f"  {m} final relative residual", float(np.max(
+            models[m].residual_history_[-1])), 1e-6,
+            why="the relative residual ||b - A x|| / ||b|| where CG stopped: the iteration "
+            "count above counts only if CG stopped there because it reached 1e-6.")
 
     nr, k = (3000, 200) if quick else (20000, 1000)
     K = sl.RBFKernel(regression_data(nr, n_test=0)[0], GAMMA)
     fast, slow = rpcholesky_call("accelerated", K, k), rpcholesky_call("sequential", K, k)
     t_fast, t_slow = alternating_times([fast, slow], 1 if not quick else max(1, repeat // 3))
-    table.ratio(f"accelerated RPCholesky (n = {nr}, k = {k})", t_fast, t_slow,
-                "sequential RPCholesky", None if quick else 10,
+    table.ratio(f"accelerated RPCholesky (n = {nr}, d = 50, k = {k})", t_fast, t_slow,
+                "sequential RPCholesky",
                 why="randomly pivoted Cholesky by blocks with rejection sampling (Epperly, "
                 "Tropp & Webber 2024) against the sequential algorithm, same distribution of "
-                "landmarks: the issue asks >= 10x at k = 1,000 (on 60,000 Fashion-MNIST "
-                "images; here 20,000 synthetic points).")
+                "landmarks, on synthetic points with 50 features (the issue's target, 10x on "
+                "Fashion-MNIST's 784 features, is the row below where the data is installed: "
+                "with few features a kernel column is cheap, and the speed-up smaller).")
     errs = [[trace_error(call(), nr) for call in (rpcholesky_call(kind, K, k, seed)
                                                   for kind in ("accelerated", "sequential"))]
             for seed in range(1 if not quick else 3)]
     ratio = float(np.mean([e[0] for e in errs]) / np.mean([e[1] for e in errs]))
     table.within("  trace error accelerated / sequential", ratio, 0.95, 1.05,
+                 why="tr(K - F F^T) of the two algorithms' Nystrom approximations: the same "
+                 "distribution, so within 5% (issue 31).")
+    if not quick:
+        rpcholesky_fashion_mnist(table)
+
+
+def fashion_mnist_train():
+    """The 60,000 Fashion-MNIST training images, pixels scaled to [0, 1]
+    (the loader of ``experiments krr``), or None when they are not installed."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from experiments import datasets as ds
+    from experiments.krr import load_fashion
+
+    try:
+        return load_fashion()[0]
+    except ds.NoDataError as exc:
+        print(f"Fashion-MNIST not found ({exc}): the RPCholesky target of issue 31 not measured")
+        return None
+
+
+def rpcholesky_fashion_mnist(table, k=1000, rounds=2):
+    """Issue 31's RPCholesky target as stated: k = 1,000 landmarks on the
+    60,000 Fashion-MNIST training images (RBF, the gamma of ``experiments
+    krr``), accelerated against sequential, in turns (a sequential call takes
+    minutes: ``rounds`` each, after a k = 10 call of each that compiles)."""
+    import sketchlab as sl
+    from benchmarks.bench_krr import trace_error
+    from experiments.krr import GAMMA as FASHION_GAMMA
+    from sketchlab._rpcholesky import block_rpcholesky, sequential_rpcholesky
+
+    X = fashion_mnist_train()
+    if X is None:
+        return
+    n = X.shape[0]
+    K = sl.RBFKernel(X, FASHION_GAMMA)
+    algorithms = (block_rpcholesky, sequential_rpcholesky)
+    for algorithm in algorithms:
+        algorithm(K, 10, np.random.default_rng(0))
+    times, errors = ([], []), ([], [])
+    for r in range(rounds):
+        for i in np.random.default_rng(r).permutation(2):
+            gc.collect()
+            t0 = time.perf_counter()
+            F = algorithms[i](K, k, np.random.default_rng(r))[2]
+            times[i].append(time.perf_counter() - t0)
+            errors[i].append(trace_error(F, n))
+            del F
+    t_fast, t_slow = (float(np.median(t)) for t in times)
+    print(f"RPCholesky on Fashion-MNIST (n = {n}, d = {X.shape[1]}, k = {k}, gamma = "
+          f"{FASHION_GAMMA:.4g}): accelerated {times[0]}, sequential {times[1]} s; trace errors "
+          f"{errors[0]} / {errors[1]}")
+    table.ratio(f"accelerated RPCholesky (Fashion-MNIST n = {n}, k = {k})", t_fast, t_slow,
+                "sequential RPCholesky", 10,
+                why="issue 31's target: accelerated RPCholesky at least 10x faster than the "
+                "sequential one-column-at-a-time algorithm for k = 1,000 landmarks on the 60,000 "
+                "Fashion-MNIST training images (median of 2 calls each, in turns).")
+    table.within("  trace error accelerated / sequential (Fashion-MNIST)",
+                 float(np.mean(errors[0]) / np.mean(errors[1])), 0.95, 1.05,
                  why="tr(K - F F^T) of the two algorithms' Nystrom approximations: the same "
                  "distribution, so within 5% (issue 31).")
 

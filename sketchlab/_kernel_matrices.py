@@ -134,6 +134,10 @@ class _KernelOracle:
         return self._dtype
 
     ndim = 2
+    # True where K[i, j] and K[j, i] come from one formula symmetric in its
+    # two points (equal up to the rounding of the inner products), so that
+    # an algorithm may read the rows K[T, :] as the columns K[:, T]
+    _symmetric_by_formula = False
 
     @property
     def n_evaluated(self) -> int:
@@ -372,6 +376,8 @@ class RBFKernel(_KernelOracle):
     >>> K[0, 1:]
     array([0.77880078, 0.36787944])
     """
+
+    _symmetric_by_formula = True
 
     def __init__(self, X: MatrixLike, gamma: float) -> None:
         gamma = check_positive(gamma, "gamma")

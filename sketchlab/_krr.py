@@ -315,7 +315,9 @@ class SketchedKernelRidge(MultiOutputMixin, RegressorMixin, _SketchedKernelRidge
     kernel : str or callable, default "rbf"
         As for :class:`SketchedNystroem` (the kernels of
         ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS`` or a
-        callable); "rbf" runs on sketchlab's compiled kernel.
+        callable); "rbf" runs on sketchlab's compiled kernel.  The default
+        is "rbf", not KernelRidge's "linear": a linear kernel has rank at most
+        n_features, where plain Ridge is exact and faster than landmarks.
     gamma, degree, coef0 : float, optional
         Kernel parameters (None: the kernel's default, 1 / n_features for
         gamma of rbf), as for SketchedNystroem.

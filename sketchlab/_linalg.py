@@ -484,11 +484,11 @@ def product(X: Any, Y: Any) -> Any:
     return X @ Y
 
 
-def gemm_add(target: Array, Y: Array, G: Array) -> bool:
-    """target += Y @ G in place by BLAS (beta = 1) when ``target`` is C- or
-    F-contiguous and the dtypes agree; False otherwise."""
+def gemm_add(target: Array, Y: Array, G: Array, alpha: float = 1.0) -> bool:
+    """target += alpha Y @ G in place by BLAS (beta = 1) when ``target`` is C-
+    or F-contiguous and the dtypes agree; False otherwise."""
     if target.flags.c_contiguous and not target.flags.f_contiguous:
-        return gemm_add(target.T, G.T, Y.T)
+        return gemm_add(target.T, G.T, Y.T, alpha)
     if not target.flags.f_contiguous or not (Y.dtype == G.dtype == target.dtype):
         return False
     gemm = sla.blas.get_blas_funcs("gemm", (target,))
@@ -496,10 +496,19 @@ def gemm_add(target: Array, Y: Array, G: Array) -> bool:
     b, trans_b = (G, 0) if G.flags.f_contiguous else (G.T, 1)
     if not (a.flags.f_contiguous and b.flags.f_contiguous):
         return False
-    res = gemm(1.0, a, b, beta=1.0, c=target, trans_a=trans_a, trans_b=trans_b, overwrite_c=1)
+    res = gemm(alpha, a, b, beta=1.0, c=target, trans_a=trans_a, trans_b=trans_b, overwrite_c=1)
     if not np.shares_memory(res, target):  # pragma: no cover - f2py copied after all
         target[...] = res
     return True
+
+
+def trmm_right(G: Array, T: Array, *, lower: bool, trans: bool) -> None:
+    """``G <- G op(T)`` in place (BLAS trmm; op = transpose when ``trans``)
+    for a triangular T, on the caller's BLAS threads (a large G)."""
+    trmm = sla.blas.get_blas_funcs("trmm", (G,))
+    res = trmm(1.0, T, G, side=1, lower=int(lower), trans_a=int(trans), overwrite_b=1)
+    if res is not G and not (np.shares_memory(res, G) and res.strides == G.strides):
+        G[...] = res  # f2py copied an operand it could not use as it is
 
 
 # ---------------------------------------------------------------------------

@@ -150,3 +150,18 @@ def test_a_kernel_given_as_an_array_is_left_unchanged():
     approx = sl.nystrom(K, 20, landmarks="rpcholesky", rng=0)
     np.testing.assert_array_equal(K, before)
     np.testing.assert_allclose(approx.C, K[:, approx.columns], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_kernel_columns_of_the_rbf_oracle_and_of_an_array(dtype):
+    # the RBF oracle's columns are read as rows (symmetric by its formula):
+    # equal to K[:, pivots] up to rounding, in the oracle's dtype; an array
+    # kernel's columns are read as they are
+    X = np.random.default_rng(4).standard_normal((250, 6)).astype(dtype)
+    oracle = sl.RBFKernel(X, 0.3)
+    K = oracle.toarray()
+    pivots, C, F = block_rpcholesky(oracle, 30, np.random.default_rng(0), block_size=7)
+    assert C.dtype == dtype and F.dtype == np.float64 and np.unique(pivots).size == 30
+    np.testing.assert_allclose(C, K[:, pivots], rtol=0, atol=10 * np.finfo(dtype).eps)
+    pivots, C, F = block_rpcholesky(as_kernel(K), 30, np.random.default_rng(0), block_size=7)
+    np.testing.assert_array_equal(C, K[:, pivots])
