@@ -264,9 +264,12 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
         fixed = False
     else:
         max_passes, fixed = passes, tol is None
-    early = min(max_passes, 16) + 2  # capacity for the passes most runs make; grown after
-    U = GrowingBasis(m, dtype, min(m, b * early // 2))
-    V = GrowingBasis(n, dtype, min(n, b * early // 2 + b))
+    # room for every pass the bound allows (np.empty: pages untouched until a
+    # block is written; growing copies the basis), within the tol mode's allowance
+    cols = b * (max_passes // 2 + 1)
+    room = max(b, _BASIS_BYTES // ((m + n) * np.dtype(dtype).itemsize))
+    U = GrowingBasis(m, dtype, min(m, cols, room))
+    V = GrowingBasis(n, dtype, min(n, cols + b, room + b))
     Bcol, Brow = _Coefficients(), _Coefficients()  # A V = U Bcol; U^T A = Brow V^T
     V.extend(gen.standard_normal((n, b)), gen)
     v_done = 0  # columns of V multiplied by A
