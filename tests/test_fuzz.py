@@ -823,8 +823,12 @@ def check_spsd(data, dim):
     assert np.array_equal(from_oracle.columns, from_array.columns)
     cols = from_oracle.columns
     # rounding in K is amplified by the condition number of the landmark block
-    # (an RBF kernel of close points is nearly singular)
-    tol = max(1e-7, 1e3 * np.finfo(np.float64).eps * np.linalg.cond(K[np.ix_(cols, cols)]))
+    # (an RBF kernel of close points is nearly singular) and, for the fast
+    # methods, of the sampled rows of C they solve with (S^T C: a landmark
+    # column whose own row was not sampled is nearly lost)
+    conds = [np.linalg.cond(K[np.ix_(cols, cols)])]
+    conds += [np.linalg.cond(from_array.C[idx] * w[:, None]) for idx, w in from_array.samples]
+    tol = max(1e-7, 1e3 * np.finfo(np.float64).eps * max(conds))
     if tol > 1e-3:
         reject()  # too ill-conditioned for any two computations to agree
     approx = from_oracle.toarray()
