@@ -64,9 +64,15 @@ def explicit_restricted(X, y, cols, alpha, gamma):
     return np.linalg.solve(C.T @ C + alpha * W, C.T @ y)
 
 
+@pytest.mark.parametrize("gram", [True, False])  # C^T C formed once / C twice an iteration
 @pytest.mark.parametrize("landmarks", LANDMARKS)
 @pytest.mark.parametrize("n_components", [40, 150])  # a sketched / an exact preconditioner
-def test_restricted_matches_explicit_restricted_solve(landmarks, n_components):
+def test_restricted_matches_explicit_restricted_solve(landmarks, n_components, gram,
+                                                      monkeypatch):
+    import sketchlab._krr
+
+    if not gram:
+        monkeypatch.setattr(sketchlab._krr, "_GRAM_MAX_LANDMARKS", 0)
     X, y, Xt = data()
     model = SketchedKernelRidge(alpha=0.1, gamma=0.2, n_components=n_components,
                                 landmarks=landmarks, solver="restricted", tol=1e-12,
