@@ -55,8 +55,6 @@ from ._validation import (
 )
 
 if TYPE_CHECKING:
-    from numpy.typing import NDArray
-
     from ._validation import MatrixLike
 
 
