@@ -231,9 +231,11 @@ def right_csr_dense(a_ptr, a_idx, a_val, w, out, accumulate):
                 row[t] += v * wj[t]
 
 
-# rows per block of right_csr_dense_blocked: its accumulator (ROWS x s
-# doubles) stays in L1/L2 cache for the few columns of a Krylov block
+# right_csr_dense_blocked: rows summed per block into a small accumulator
+# (ROWS x s doubles, in L1/L2 cache for the few columns of a Krylov block),
+# and rows per parallel task (each task allocates its accumulator once)
 _ROW_BLOCK = 32
+_ROWS_PER_TASK = 1024
 
 
 @njit(**PJIT)
@@ -242,25 +244,27 @@ def right_csr_dense_blocked(a_ptr, a_idx, a_val, w, out):
     (a Fortran-ordered block of a basis): each block of rows is summed into
     a small C-ordered accumulator, then written once (scattered += on the
     strided rows of ``out`` would cost a cache line per entry per
-    nonzero).  Blocks are independent: the same result for any thread
-    count, and the same bits as :func:`right_csr_dense`."""
+    nonzero).  Rows are independent: the same result for any thread count,
+    and the same bits as :func:`right_csr_dense`."""
     m = out.shape[0]
     s = w.shape[1]
-    nblocks = (m + _ROW_BLOCK - 1) // _ROW_BLOCK
-    for blk in prange(nblocks):
-        r0 = blk * _ROW_BLOCK
-        r1 = min(m, r0 + _ROW_BLOCK)
-        acc = np.zeros((r1 - r0, s), dtype=out.dtype)
-        for i in range(r0, r1):
-            row = acc[i - r0]
-            for q in range(_u(a_ptr[i]), _u(a_ptr[i + 1])):
-                v = a_val[q]
-                wj = w[_u(a_idx[q])]
-                for t in range(s):
-                    row[t] += v * wj[t]
-        for t in range(s):
+    ntasks = (m + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
+    for task in prange(ntasks):
+        acc = np.empty((_ROW_BLOCK, s), dtype=out.dtype)
+        end = min(m, (task + 1) * _ROWS_PER_TASK)
+        for r0 in range(task * _ROWS_PER_TASK, end, _ROW_BLOCK):
+            r1 = min(end, r0 + _ROW_BLOCK)
             for i in range(r0, r1):
-                out[i, t] = acc[i - r0, t]
+                row = acc[i - r0]
+                row[:] = 0.0
+                for q in range(_u(a_ptr[i]), _u(a_ptr[i + 1])):
+                    v = a_val[q]
+                    wj = w[_u(a_idx[q])]
+                    for t in range(s):
+                        row[t] += v * wj[t]
+            for t in range(s):
+                for i in range(r0, r1):
+                    out[i, t] = acc[i - r0, t]
 
 
 @njit(**PJIT)
