@@ -77,12 +77,11 @@ class Products:
         k = X.shape[1]
         if self.kind is None:
             return (A @ X[:, 0]).reshape(-1, 1) if k == 1 else np.asarray(A @ X)
+        if self.kind == "csr":
+            return csr_times_dense(A, X)
         out = np.empty((A.shape[0], k), dtype=A.dtype)
         with threads_for(self.work * k):
-            if self.kind == "csr":
-                products.csr_matmul(A.data, A.indices, A.indptr, X, self.bounds, out)
-            else:
-                products.dense_matmul(A, np.ascontiguousarray(X.T), self.bounds, out)
+            products.dense_matmul(A, np.ascontiguousarray(X.T), self.bounds, out)
         return out
 
     def rmatmul(self, Y):

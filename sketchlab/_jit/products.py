@@ -2,11 +2,12 @@
 
 ``A^T A Z`` in ONE pass over A (each row is used twice while it sits in
 cache), ``A^T Y`` and ``A X``, for a C-contiguous dense A and for
-CSR.  The row ranges (``bounds``) are fixed by the caller from A's shape or
-its ``indptr`` alone; each range writes its own partial result, and
+CSR (``A X`` for a CSR A is :func:`sketchlab._jit.apply.right_csr_dense`).
+The row ranges (``bounds``) are fixed by the caller from A's shape or its
+``indptr`` alone; each range writes its own partial result, and
 :func:`reduce_parts` adds the partials in range order, so the result does not
-depend on the number of threads.  The dense loops call BLAS on row blocks
-(the caller keeps BLAS on one thread).
+depend on the number of threads.  Dot products keep eight running sums in a
+fixed order (:func:`_dot`), so they are the same on every call.
 """
 
 import numpy as np
@@ -37,6 +38,13 @@ def _dot(x, y):
     return t
 
 
+@njit(**JIT, inline="always")
+def _axpy(t, x, out):
+    """``out += t x``."""
+    for q in range(x.shape[0]):
+        out[q] += t * x[q]
+
+
 @njit(**PJIT)
 def dense_normal(A, ZT, bounds, parts):
     """``parts[c] = (A[r0:r1]^T A[r0:r1] Z)^T`` for the ranges ``bounds[c], bounds[c + 1]``.
@@ -44,17 +52,14 @@ def dense_normal(A, ZT, bounds, parts):
     One row at a time: its k dot products with the columns of Z (rows of
     ``ZT``), then its k updates, while the row sits in L1."""
     nchunks = bounds.shape[0] - 1
-    k, n = ZT.shape
+    k = ZT.shape[0]
     for c in prange(nchunks):
         acc = parts[c]
         acc[:] = 0.0
         for i in range(bounds[c], bounds[c + 1]):
             row = A[i]
             for j in range(k):
-                t = _dot(row, ZT[j])
-                out = acc[j]
-                for q in range(n):
-                    out[q] += t * row[q]
+                _axpy(_dot(row, ZT[j]), row, acc[j])
 
 
 @njit(**PJIT)
@@ -62,17 +67,13 @@ def dense_rmatmul(A, Y, bounds, parts):
     """``parts[c] = (A[r0:r1]^T Y[r0:r1])^T``."""
     nchunks = bounds.shape[0] - 1
     k = Y.shape[1]
-    n = A.shape[1]
     for c in prange(nchunks):
         acc = parts[c]
         acc[:] = 0.0
         for i in range(bounds[c], bounds[c + 1]):
             row = A[i]
             for j in range(k):
-                t = Y[i, j]
-                out = acc[j]
-                for q in range(n):
-                    out[q] += t * row[q]
+                _axpy(Y[i, j], row, acc[j])
 
 
 @njit(**PJIT)
@@ -139,22 +140,6 @@ def csr_rmatmul(data, indices, indptr, Y, bounds, parts):
                 col = indices[p]
                 for j in range(k):
                     acc[col, j] += a * Y[i, j]
-
-
-@njit(**PJIT)
-def csr_matmul(data, indices, indptr, X, bounds, out):
-    """``out[r0:r1] = A[r0:r1] X`` for a CSR A."""
-    nchunks = bounds.shape[0] - 1
-    k = X.shape[1]
-    for c in prange(nchunks):
-        for i in range(bounds[c], bounds[c + 1]):
-            for j in range(k):
-                out[i, j] = 0.0
-            for p in range(indptr[i], indptr[i + 1]):
-                a = data[p]
-                col = indices[p]
-                for j in range(k):
-                    out[i, j] += a * X[col, j]
 
 
 @njit(**JIT)
