@@ -940,7 +940,12 @@ def _block_cholesky_qr2(Y, eps, G, blas):
     first round whose second fails (not seen, but possible in principle),
     ``(R_1, False)``.  G is ``Y^T Y`` when the caller has it.  ``Y R^-1``
     multiplies by the inverse of the small triangle in place (BLAS trmm;
-    its rounding, eps cond(R), is what the second round is for)."""
+    its rounding, eps cond(R), is what the second round is for).
+
+    Not :func:`cholesky_qr`, which serves the sketches' bases: this one
+    works on a block of any float dtype in the basis's own memory, takes the
+    Gram matrix the Gram-Schmidt step already formed, and hands a block it
+    cannot orthonormalize to a rank-revealing QR rather than an SVD."""
     _, syrk, trmm = blas
     m, b = Y.shape
     if m < b:
@@ -965,12 +970,8 @@ def _block_cholesky_qr2(Y, eps, G, blas):
         factors.append(R)
         Rinv = sla.solve_triangular(R, np.eye(b, dtype=R.dtype), check_finite=False)
         trmm(1.0, Rinv, Y, side=1, lower=0, overwrite_b=1)
-        if s is not None and s[0] < _BLOCK_ONE_ROUND_COND * s[-1]:
+        if s is not None and s[0] < _ONE_ROUND_COND * s[-1]:
             # one round leaves Q orthonormal to about eps cond(W)^2: enough
             return R, True
     return factors[1] @ factors[0], True
 
-
-# CholeskyQR: one round is enough below this condition number of the block
-# (Q orthonormal to about 64 eps), as in cholesky_qr
-_BLOCK_ONE_ROUND_COND = 8.0
