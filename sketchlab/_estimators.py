@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _spsd
-from ._kernel_matrices import kernel_oracle
+from ._kernel_matrices import KernelParamsMixin
 from ._linalg import nystrom_core, product, psd_factor
 from ._errors import check_probes
 from ._registry import kinds_with
@@ -36,7 +36,8 @@ __all__ = ["SketchedNystroem", "SinglePassSVD"]
 _SPSD_CORES = ("faster", "fast", "nystrom", "optimal")
 
 
-class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, KernelParamsMixin,
+                       BaseEstimator):
     """Kernel feature map from an SPSD approximation ``K ~ C U C^T``.
 
     A drop-in for :class:`sklearn.kernel_approximation.Nystroem` (same
@@ -158,10 +159,6 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self.sketch_size = sketch_size
         self.landmarks = landmarks
         self.estimate_error = estimate_error
-
-    def _oracle(self, X):
-        return kernel_oracle(X, self.kernel, gamma=self.gamma, degree=self.degree,
-                             coef0=self.coef0, kernel_params=self.kernel_params)
 
     def fit(self, X: MatrixLike, y: Any = None) -> SketchedNystroem:
         """Pick the landmarks and compute the core.

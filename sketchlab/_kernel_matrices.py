@@ -1150,3 +1150,20 @@ def kernel_oracle(X: MatrixLike, kernel: str | Callable[..., Any] = "rbf", *,
             return oracle
     return PairwiseKernel(X, kernel, gamma=gamma, degree=degree, coef0=coef0,
                           kernel_params=kernel_params)
+
+
+class KernelParamsMixin:
+    """The kernel oracle of an estimator that takes scikit-learn's kernel
+    parameters (``kernel``, ``gamma``, ``degree``, ``coef0``,
+    ``kernel_params``) as attributes: ``SketchedNystroem``, the kernel ridge
+    estimators."""
+
+    kernel: str | Callable[..., Any]
+    gamma: float | None
+    degree: float | None
+    coef0: float | None
+    kernel_params: Mapping[str, Any] | None
+
+    def _oracle(self, X: MatrixLike) -> RBFKernel | PairwiseKernel:
+        return kernel_oracle(X, self.kernel, gamma=self.gamma, degree=self.degree,
+                             coef0=self.coef0, kernel_params=self.kernel_params)

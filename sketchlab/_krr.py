@@ -39,7 +39,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._config import serial_blas
-from ._kernel_matrices import BLOCK_ENTRIES, kernel_oracle
+from ._kernel_matrices import BLOCK_ENTRIES, KernelParamsMixin
 from ._linalg import eigh, gram_t, spd_solver
 from ._operators import OSNAP
 from ._rpcholesky import block_rpcholesky
@@ -141,7 +141,7 @@ def _nystrom_factor(C, cols):
 
 
 
-class _SketchedKernelRidgeBase(BaseEstimator):
+class _SketchedKernelRidgeBase(KernelParamsMixin, BaseEstimator):
     """The fit and the kernel expansion shared by the regressor and the
     classifier (parameters: see :class:`SketchedKernelRidge`)."""
 
@@ -165,10 +165,6 @@ class _SketchedKernelRidgeBase(BaseEstimator):
         self.max_iter = max_iter
         self.cache_size = cache_size
         self.random_state = random_state
-
-    def _oracle(self, X):
-        return kernel_oracle(X, self.kernel, gamma=self.gamma, degree=self.degree,
-                             coef0=self.coef0, kernel_params=self.kernel_params)
 
     def _check_params(self):
         alpha = check_positive(self.alpha, "alpha")
