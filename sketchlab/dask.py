@@ -26,7 +26,7 @@ scheduler:
 >>> bool(np.allclose(SA, S @ A.compute()))
 True
 
-The same on a two-process cluster on this machine (skipped by the default
+The same on a local cluster of two worker processes (skipped by the default
 doctest run; the tests' long profile runs it):
 
 >>> from dask.distributed import Client, LocalCluster  # doctest: +SKIP
