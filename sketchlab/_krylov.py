@@ -341,16 +341,27 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
         rank = min(k, s.shape[0])
         met = tol is None or bool(err2[rank - 1] <= target)
     rank = max(rank, 1)
-    if k is not None and b < k and passes is None and _largest_cluster(s[:k]) >= b:
+    cluster = _largest_cluster(s[:k]) if k is not None and b < k else 0
+    if cluster >= b:
         # A block finds at most b copies of a repeated singular value (the
         # Krylov space of b vectors meets its singular subspace in b
-        # dimensions): b equal values among the top k may hide more.  Start
-        # again with a block of k + 4, which finds all k it needs.
-        out = krylov_core(ops, shape, dtype, k=k, tol=tol, passes=None,
-                          block_size=min(k + _OVERSAMPLE, m, n), gen=gen, norm2=norm2,
-                          rtol=rtol, max_passes=max_passes_arg)
-        out["passes"] += p
-        return out
+        # dimensions) unless rank-deficient blocks brought in fresh
+        # directions: b or more equal values among the top k may hide more.
+        # Start again with a block of k + 4, which finds all k it needs.  With
+        # a fixed number of passes, warn where exactly b were found (more
+        # than b: the fresh directions were at work, as on a flat spectrum).
+        if passes is None:
+            out = krylov_core(ops, shape, dtype, k=k, tol=tol, passes=None,
+                              block_size=min(k + _OVERSAMPLE, m, n), gen=gen, norm2=norm2,
+                              rtol=rtol, max_passes=max_passes_arg)
+            out["passes"] += p
+            return out
+        if cluster == b:
+            warnings.warn(
+                f"krylov_svd: {b} equal singular values (a block's worth) among the top "
+                f"{k}: a block of {b} finds at most {b} copies of a repeated value, so some "
+                "may be missing; pass block_size >= k (or no passes=, which restarts with "
+                "k + 4)", UserWarning, stacklevel=5)
     Ub, s, Vbt = svd(small)
     if p % 2:  # A V V^T = U Bcol V^T
         Uout = tall_mul(U.Q, Ub[:, :rank])
@@ -439,7 +450,8 @@ def krylov_svd(A: MatrixLike, k: int | None = None, *, tol: float | None = None,
         passes before the answer has k components, and finds at most
         ``block_size`` copies of a repeated singular value: when that many
         equal values (within 1e-6) come out among the top k, the iteration
-        starts again with blocks of k + 4 (the passes of both runs count).
+        starts again with blocks of k + 4 (the passes of both runs count);
+        with ``passes`` given, it warns instead.
     rng : None, int or numpy.random.Generator
         Seeds the Gaussian start block (and the fresh directions that replace
         rounding noise in a rank-deficient block).
@@ -469,7 +481,9 @@ def krylov_svd(A: MatrixLike, k: int | None = None, *, tol: float | None = None,
     Warns
     -----
     UserWarning
-        When ``tol`` was not met within the passes.
+        When ``tol`` was not met within the passes; with ``passes`` given,
+        when as many equal singular values as the block has columns came out
+        among the top k (some copies may be missing).
 
     Notes
     -----

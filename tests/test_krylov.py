@@ -4,6 +4,7 @@ orthogonality of the bases at flat and steep spectra, bad input, and
 determinism across thread counts."""
 
 import math
+import warnings
 
 import numba
 import numpy as np
@@ -258,8 +259,13 @@ def test_repeated_singular_value_beyond_the_block_restarts_with_k_plus_4():
     A = with_spectrum(400, 400, sv, seed=5)
     res = sl.krylov_svd(A, 90, rng=0)
     np.testing.assert_allclose(res.s, sv[:90], rtol=1e-6, atol=1e-10)
-    fixed = sl.krylov_svd(A, 90, rng=0, passes=8)  # a fixed number of passes: no restart
+    with pytest.warns(UserWarning, match="34 equal singular values"):
+        fixed = sl.krylov_svd(A, 90, rng=0, passes=8)  # a fixed number of passes: no restart
     assert np.sum(np.abs(fixed.s - 1) < 1e-6) == 34
+    with warnings.catch_warnings():  # a block as wide as k: all copies found, no warning
+        warnings.simplefilter("error")
+        wide = sl.krylov_svd(A, 90, rng=0, passes=8, block_size=90)
+    np.testing.assert_allclose(wide.s[:60], 1.0, rtol=1e-6)
 
 
 def test_stopping_rule_extrapolates_the_rise():
