@@ -350,6 +350,7 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
         # Start again with a block of k + 4, which finds all k it needs.  With
         # a fixed number of passes, warn where exactly b were found (more
         # than b: the fresh directions were at work, as on a flat spectrum).
+        assert k is not None  # cluster > 0 only with k
         if passes is None:
             out = krylov_core(ops, shape, dtype, k=k, tol=tol, passes=None,
                               block_size=min(k + _OVERSAMPLE, m, n), gen=gen, norm2=norm2,
