@@ -95,3 +95,28 @@ def test_trmm_right_in_place_on_a_view(lower, trans):
     _linalg.trmm_right(G, T, lower=lower, trans=trans)
     np.testing.assert_allclose(F[:, 3:9], want, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(F[:, :3], rest)
+
+
+@pytest.mark.parametrize("c", [1, 7, 300, 1100])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_gram_t_is_exactly_symmetric(c, order):
+    """``gram_t(A, A)`` by column blocks: A^T A to rounding, exactly
+    symmetric, in either memory order (no copy needed for either)."""
+    from sketchlab._linalg import gram_t
+
+    A = np.asarray(np.random.default_rng(c).standard_normal((500, c)), order=order)
+    G = gram_t(A, A)
+    np.testing.assert_array_equal(G, G.T)
+    np.testing.assert_allclose(G, A.T @ A, rtol=0, atol=1e-12 * np.abs(G).max())
+    B = np.random.default_rng(1).standard_normal((500, 3))
+    np.testing.assert_allclose(gram_t(A, B), A.T @ B, rtol=1e-13, atol=1e-12)
+
+
+def test_fault_in_writes_one_entry_per_page():
+    from sketchlab._linalg import fault_in
+
+    a = np.ones((3000, 4), order="F")
+    fault_in(a[:, 1:3])
+    flat = a[:, 1:3].reshape(-1, order="F")
+    assert np.count_nonzero(flat == 0) == -(-flat.size // 512)
+    assert (a[:, [0, 3]] == 1).all()
