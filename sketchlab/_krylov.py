@@ -49,7 +49,7 @@ import scipy.sparse as sp
 from ._config import serial_blas
 from ._errors import DEFAULT_PROBES, frobenius_identity_estimate, lowrank_probe_estimate
 from ._linalg import GrowingBasis, product, squared_frobenius, svd, svd_values, tall_mul
-from ._products import csr_times_dense
+from ._products import csr_times_dense, csr_transpose
 from ._results import SVDResult
 from ._validation import as_generator, as_matrix, check_int, check_tol, result_dtype
 
@@ -117,7 +117,7 @@ class KrylovProducts:
         layout) where the product can be, else a fresh array."""
         if self.kind == "sparse":
             if self._rows is None:
-                self._rows = self.A.tocsr()
+                self._rows = csr_transpose(self._cols)  # CSC A: the CSR of A^T, transposed
             return _csr_times(self._rows, W, self.dtype, out)
         if self.kind == "dense":
             return product(self.A, W)
@@ -127,7 +127,7 @@ class KrylovProducts:
         """``A.T @ Z`` (n x b), into ``out`` as :meth:`right`."""
         if self.kind == "sparse":
             if self._cols is None:
-                self._cols = self.A.T.tocsr()
+                self._cols = csr_transpose(self._rows)
             return _csr_times(self._cols, Z, self.dtype, out)
         if self.kind == "dense":
             return product(self.A.T, Z)

@@ -149,3 +149,35 @@ def csr_times_dense(X: Any, W: Any, out: Any = None) -> Any:
         else:
             kernels.right_csr_dense_blocked(X.indptr, X.indices, X.data, W, out)
     return out
+
+
+# csr_transpose: row ranges of at least this many stored entries, at most
+# _MAX_RANGES of them, and their per-column counters at most as many entries
+# as X stores
+_TRANSPOSE_NNZ_PER_RANGE = 1 << 17
+
+
+def csr_transpose(X: Any) -> sp.csr_matrix:
+    """The CSR of ``X.T`` for a canonical CSR X (sorted column indices, as
+    scipy's ``X.T.tocsr()`` gives): a counting sort by column in two
+    compiled passes over fixed row ranges, on all threads (scipy's is
+    serial; about twice as fast on two).  The result does not depend on the
+    ranges or the threads: it is the one canonical CSR of X^T."""
+    from ._jit import products as kernels
+    from ._jit import threads_for
+
+    m, n = X.shape
+    nnz = X.nnz
+    ranges = max(1, min(_MAX_RANGES, nnz // _TRANSPOSE_NNZ_PER_RANGE, nnz // max(n, 1)))
+    cuts = np.searchsorted(X.indptr, np.linspace(0, nnz, ranges + 1)[1:-1])
+    bounds = np.unique(np.concatenate([[0], cuts, [m]])).astype(np.int64)
+    index = np.int32 if max(m, nnz) < np.iinfo(np.int32).max else np.int64
+    counts = np.zeros((bounds.size - 1, n), dtype=np.int64)
+    t_ptr = np.empty(n + 1, dtype=index)
+    t_idx = np.empty(nnz, dtype=index)
+    t_val = np.empty(nnz, dtype=X.data.dtype)
+    with threads_for(nnz):
+        kernels.csr_transpose_counts(X.indptr, X.indices, bounds, counts)
+        kernels.csr_transpose_offsets(counts, t_ptr)
+        kernels.csr_transpose_fill(X.indptr, X.indices, X.data, bounds, counts, t_idx, t_val)
+    return sp.csr_matrix((t_val, t_idx, t_ptr), shape=(n, m), copy=False)

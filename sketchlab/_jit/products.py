@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._config import JIT, PJIT
+from .indexing import uindex as _u
 
 
 @njit(**JIT, inline="always")
@@ -148,3 +149,44 @@ def reduce_parts(parts, out):
     out[:] = parts[0]
     for c in range(1, parts.shape[0]):
         out += parts[c]
+
+
+@njit(**PJIT)
+def csr_transpose_counts(indptr, indices, bounds, counts):
+    """``counts[c, j]`` = the stored entries of column j in the rows
+    ``bounds[c]:bounds[c + 1]`` (counts zeroed by the caller)."""
+    for c in prange(bounds.shape[0] - 1):
+        row = counts[c]
+        for i in range(bounds[c], bounds[c + 1]):
+            for q in range(_u(indptr[i]), _u(indptr[i + 1])):
+                row[_u(indices[q])] += 1
+
+
+@njit(**JIT)
+def csr_transpose_offsets(counts, t_ptr):
+    """``t_ptr`` of the transpose, and ``counts[c, j]`` turned into where
+    the entries of column j from row range c start (ranges in order)."""
+    total = 0
+    for j in range(counts.shape[1]):
+        t_ptr[j] = total
+        for c in range(counts.shape[0]):
+            here = counts[c, j]
+            counts[c, j] = total
+            total += here
+    t_ptr[counts.shape[1]] = total
+
+
+@njit(**PJIT)
+def csr_transpose_fill(indptr, indices, data, bounds, cursor, t_idx, t_val):
+    """The entries of the transpose: each row range writes its entries of
+    column j from ``cursor[c, j]`` on, rows in increasing order, so every
+    row of the transpose has sorted column indices (whatever the threads)."""
+    for c in prange(bounds.shape[0] - 1):
+        at = cursor[c]
+        for i in range(bounds[c], bounds[c + 1]):
+            for q in range(_u(indptr[i]), _u(indptr[i + 1])):
+                j = _u(indices[q])
+                pos = _u(at[j])
+                t_idx[pos] = i
+                t_val[pos] = data[q]
+                at[j] += 1
