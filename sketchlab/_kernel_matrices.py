@@ -172,6 +172,15 @@ class _KernelOracle:
     def _block(self, rows, rspan, cols, cspan):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def rows_into(self, rows: NDArray[np.integer], out: NDArray[np.floating]) -> None:
+        """``out[...] = self[rows, :]`` for an int array ``rows`` (in range)
+        and a C-contiguous ``out`` of shape (len(rows), n): where the oracle
+        can, computed in ``out`` itself (a caller that fills a large array
+        block by block saves each block's fresh memory)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        self._count += rows.shape[0] * self._n
+        out[...] = self._block(rows, None, np.arange(self._n), (0, self._n))
+
     def _cross_args(self, Y, cols):
         """Validate the arguments of ``cross`` and count its entries:
         ``(Y, cols, cspan)``."""
@@ -418,6 +427,14 @@ class RBFKernel(_KernelOracle):
         return _rbf_block(P, rows, rspan, P, cols, cspan, _same_points(rows, rspan, cols, cspan),
                           rows, cols, self._gamma, self._dtype)
 
+    def rows_into(self, rows: NDArray[np.integer], out: NDArray[np.floating]) -> None:
+        rows = np.asarray(rows, dtype=np.int64)
+        self._count += rows.shape[0] * self._n
+        P = self._points
+        cols = np.arange(self._n)
+        _rbf_block(P, rows, None, P, cols, (0, self._n), False, rows, cols, self._gamma,
+                   self._dtype, out=out)
+
     def cross(self, Y: MatrixLike, cols: ArrayLike | slice | None = None) -> NDArray[np.floating]:
         """Kernel values between new points and the oracle's points.
 
@@ -617,9 +634,10 @@ def _csr_sq_norms(X):
     return sq
 
 
-def _gram(PA, rows, rspan, PB, cols, cspan, same):
+def _gram(PA, rows, rspan, PB, cols, cspan, same, out=None):
     """Inner products ``a_rows[i] . b_cols[j]`` of the working copies as a
-    C-ordered float64 array."""
+    C-ordered float64 array (written into ``out``, a C-contiguous float64
+    array of that shape, when given and the points are dense)."""
     m, p, d = rows.shape[0], cols.shape[0], PA.n_features
     if m == 0 or p == 0:
         return np.zeros((m, p))
@@ -645,6 +663,8 @@ def _gram(PA, rows, rspan, PB, cols, cspan, same):
         if same and m > _SYRK_MAX_ROWS:
             return _symmetric_gram(A)
         B = A if same else PB.dense_rows(cols, cspan)
+        if out is not None:
+            return np.matmul(A, B.T, out=out)
         if m * p * d <= _SERIAL_GEMM_MAX:
             return np.ascontiguousarray(product(A, B.T))
         return np.ascontiguousarray(A @ B.T)
@@ -683,10 +703,16 @@ def _gamma_parts(gamma, shift):
     return mantissa, exponent
 
 
-def _rbf_block(PA, rows, rspan, PB, cols, cspan, same, ids_a, ids_b, gamma, dtype):
+def _rbf_block(PA, rows, rspan, PB, cols, cspan, same, ids_a, ids_b, gamma, dtype, out=None):
     """``exp(-gamma ||a_rows[i] - b_cols[j]||^2)``: the expansion on the
-    working copies, then the marked entries exactly from the points as given."""
-    G = _gram(PA, rows, rspan, PB, cols, cspan, same)
+    working copies, then the marked entries exactly from the points as given.
+    ``out``: a C-contiguous float64 array of the block's shape to compute it
+    in (dense float64 points; no fresh block whose pages fault in)."""
+    into = out is not None and dtype == np.float64 and not (PA.sparse or PB.sparse)
+    G = _gram(PA, rows, rspan, PB, cols, cspan, same and not into, out if into else None)
+    if out is not None and not into:
+        out[...] = _rbf_block(PA, rows, rspan, PB, cols, cspan, same, ids_a, ids_b, gamma, dtype)
+        return out
     out = G if dtype == np.float64 else np.empty(G.shape, dtype=dtype)
     if G.size == 0:
         return out

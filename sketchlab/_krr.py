@@ -13,12 +13,18 @@ kernel matrix:
 - ``solver="restricted"``: the problem restricted to the landmarks S,
   ``f = sum_{j in S} b_j k(., x_j)`` minimizing ``||K_nS b - y||^2 + alpha
   b^T K_SS b``, whose normal equations ``(K_nS^T K_nS + alpha K_SS) b =
-  K_nS^T y`` are solved by conjugate gradients preconditioned by ``P =
-  (Phi K_nS)^T (Phi K_nS) + alpha K_SS`` with a sparse embedding Phi of 4 c
-  rows (KRILL, in the same paper; Falkon, Rudi, Carratino & Rosasco 2017,
-  solves this problem with uniform landmarks).  Up to 4,096 landmarks the
-  iterations multiply by ``K_nS^T K_nS``, formed once by BLAS 3, rather than
-  reading ``K_nS`` twice each at memory speed.
+  K_nS^T y`` are solved by preconditioned conjugate gradients (KRILL, in the
+  same paper; Falkon, Rudi, Carratino & Rosasco 2017, solves this problem
+  with uniform landmarks).  With RPCholesky landmarks the factor ``F = K_nS
+  L^-T`` (``L L^T = K_SS``) that RPCholesky builds anyway turns it into
+  ridge regression on F, ``(F^T F + alpha I) w = F^T y``, ``b = L^-T w``,
+  and ``K_nS`` is never stored.  Up to 4,096 landmarks the system matrix is
+  formed once by BLAS 3 (about ``n c^2`` flops, cheaper than iterations that
+  read the n x c matrix twice each at memory speed) and the preconditioner
+  is its own Cholesky factor, so CG only checks the solve (one iteration,
+  two at most); above, each iteration multiplies by the n x c matrix and its
+  transpose, preconditioned by ``(Phi A)^T (Phi A) + alpha M`` with a sparse
+  embedding Phi of 4 c rows (KRILL's preconditioner).
 
 :class:`SketchedKernelRidgeClassifier` is the classifier of scikit-learn's
 ``RidgeClassifier`` pattern on top of it (targets +-1 per class, the class
@@ -40,7 +46,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._config import serial_blas
 from ._kernel_matrices import BLOCK_ENTRIES, KernelParamsMixin
-from ._linalg import eigh, gram_t, spd_solver
+from ._linalg import eigh, gram_t, lower_transpose_solve, spd_solver
 from ._operators import OSNAP
 from ._rpcholesky import block_rpcholesky
 from ._selection import LANDMARKS, select_landmarks
@@ -141,6 +147,75 @@ def _nystrom_factor(C, cols):
 
 
 
+def _sketch_preconditioner(A, shift, alpha, gen):
+    """``V -> ((Phi A)^T (Phi A) + alpha shift)^-1 V`` with a sparse embedding
+    Phi of ``4 c`` rows (KRILL's preconditioner), or the exact ``A^T A``
+    when the embedding would have as many rows as A."""
+    n, c = A.shape
+    s = _SKETCH_ROWS_PER_LANDMARK * c
+    SA = A if s >= n else OSNAP(s, n, nnz_per_col=min(_SKETCH_NNZ, s), rng=gen).apply(A, axis=0)
+    return spd_solver(gram_t(SA, SA) + alpha * shift)
+
+
+def _fit_restricted(C, cols, Y, alpha, tol, max_iter, gen):
+    """``(C^T C + alpha W) B = C^T Y`` (C = K_nS, W = K_SS) by preconditioned
+    CG.  Up to _GRAM_MAX_LANDMARKS landmarks ``C^T C`` is formed (BLAS 3)
+    and the preconditioner is the Cholesky factor of the matrix itself (CG
+    checks the solve in one or two iterations); above, each iteration
+    multiplies by C and C^T and the preconditioner is KRILL's sketch."""
+    c = C.shape[1]
+    W = C[cols]
+    W = (W + W.T) / 2
+    if c <= _GRAM_MAX_LANDMARKS:
+        # C^T C once, a BLAS 3 product on the caller's threads (about n c^2
+        # flops): cheaper than the CG iterations' products, each of which
+        # reads all of C twice at memory speed
+        G = gram_t(C, C) + alpha * W
+        inner = spd_solver(G)
+
+        def matvec(V):
+            return G @ V
+    else:
+        inner = _sketch_preconditioner(C, W, alpha, gen)
+
+        def matvec(V):
+            return gram_t(C, C @ V) + alpha * (W @ V)
+
+    with serial_blas():  # memory-bound products with few columns
+        return _pcg(matvec, inner, gram_t(C, Y), tol, max_iter)
+
+
+def _full_rank_factor(F, cols):
+    """Whether every pivot of the RPCholesky factor F was a true pivot (a
+    positive diagonal entry ``F[cols[j], j]``): K was not exhausted."""
+    return bool(np.all(F[cols, np.arange(cols.size)] > 0))
+
+
+def _fit_restricted_factor(F, cols, Y, alpha, tol, max_iter, gen):
+    """The restricted problem from the RPCholesky factor F (``F = C L^-T``,
+    ``L = F[cols]`` lower triangular, ``L L^T = W``): with ``w = L^T b`` it
+    is ridge regression on F, ``(F^T F + alpha I) w = F^T Y``, solved as
+    :func:`_fit_restricted` solves its system, then ``b = L^-T w``.  C =
+    K_nS is never stored."""
+    c = F.shape[1]
+    eye = np.eye(c)
+    if c <= _GRAM_MAX_LANDMARKS:
+        G = gram_t(F, F) + alpha * eye
+        inner = spd_solver(G)
+
+        def matvec(V):
+            return G @ V
+    else:
+        inner = _sketch_preconditioner(F, eye, alpha, gen)
+
+        def matvec(V):
+            return gram_t(F, F @ V) + alpha * V
+
+    with serial_blas():
+        Wc, history = _pcg(matvec, inner, gram_t(F, Y), tol, max_iter)
+    return lower_transpose_solve(F[cols], Wc), history
+
+
 class _SketchedKernelRidgeBase(KernelParamsMixin, BaseEstimator):
     """The fit and the kernel expansion shared by the regressor and the
     classifier (parameters: see :class:`SketchedKernelRidge`)."""
@@ -202,22 +277,29 @@ class _SketchedKernelRidgeBase(KernelParamsMixin, BaseEstimator):
         with trusted(X):  # index arrays checked above, values by validate_data
             K = self._oracle(X)
         gen = as_generator(self.random_state, "random_state")
+        C = F = None
         if landmarks == "rpcholesky":
-            cols, C, F = block_rpcholesky(K, c, gen)
-            if solver == "restricted":
-                F = None
+            # F alone: the restricted problem is ridge regression on F (below)
+            cols, _, F = block_rpcholesky(K, c, gen, columns=False)
+            if solver == "restricted" and not _full_rank_factor(F, cols):
+                # K has rank < c: the landmarks drawn after it ran out have zero
+                # columns in F; solve on their kernel columns instead
+                C, F = np.asarray(K[:, cols], dtype=np.float64), None
         else:
             cols, C = select_landmarks(K, c, landmarks, gen)
             if C is None:
                 C = K[:, cols]
-            F = _nystrom_factor(C, cols) if solver == "pcg" else None
-        C = np.asarray(C, dtype=np.float64)
+            C = np.asarray(C, dtype=np.float64)
+            if solver == "pcg":
+                F, C = _nystrom_factor(C, cols), None
         if solver == "pcg":
-            del C
             coef, history = self._fit_pcg(K, F, Y, alpha, tol, max_iter, cache_bytes)
             self.X_fit_ = X
         else:
-            coef, history = self._fit_restricted(C, cols, Y, alpha, tol, max_iter, gen)
+            if F is not None:
+                coef, history = _fit_restricted_factor(F, cols, Y, alpha, tol, max_iter, gen)
+            else:
+                coef, history = _fit_restricted(C, cols, Y, alpha, tol, max_iter, gen)
             self.X_fit_ = X[cols]
         self.n_evaluated_ = K.n_evaluated
         self.landmark_indices_ = cols
@@ -248,35 +330,6 @@ class _SketchedKernelRidgeBase(KernelParamsMixin, BaseEstimator):
         # memory-bound products with few columns: idle BLAS threads only spin
         with serial_blas():
             return _pcg(lambda V: op(V) + alpha * V, precond, Y, tol, max_iter)
-
-    def _fit_restricted(self, C, cols, Y, alpha, tol, max_iter, gen):
-        """``(C^T C + alpha W) B = C^T Y`` (C = K_nS, W = K_SS) by CG,
-        preconditioned by ``(Phi C)^T (Phi C) + alpha W`` (exact ``C^T C``
-        when the embedding would have as many rows as C)."""
-        n, c = C.shape
-        W = C[cols]
-        W = (W + W.T) / 2
-        s = _SKETCH_ROWS_PER_LANDMARK * c
-        if s >= n:
-            SC = C
-        else:
-            SC = OSNAP(s, n, nnz_per_col=min(_SKETCH_NNZ, s), rng=gen).apply(C, axis=0)
-        inner = spd_solver(gram_t(SC, SC) + alpha * W)
-        if c <= _GRAM_MAX_LANDMARKS:
-            # C^T C once, a BLAS 3 product on the caller's threads (2 n c^2 flops):
-            # cheaper than the CG iterations' products, each of which reads all
-            # of C twice at memory speed (at n = 60,000, c = 1,000: 0.5-0.9 s
-            # against 0.16-0.23 s an iteration, 14 iterations)
-            G = gram_t(C, C)
-
-            def matvec(V):
-                return G @ V + alpha * (W @ V)
-        else:
-            def matvec(V):
-                return gram_t(C, C @ V) + alpha * (W @ V)
-
-        with serial_blas():  # memory-bound products with few columns
-            return _pcg(matvec, inner, gram_t(C, Y), tol, max_iter)
 
     def predict(self, X: MatrixLike) -> NDArray[np.floating]:
         """Predict with the kernel expansion ``k(X, X_fit_) @ dual_coef_``.
@@ -405,12 +458,15 @@ class SketchedKernelRidge(MultiOutputMixin, RegressorMixin, _SketchedKernelRidge
       iteration, by blocks of about 4M entries (``n^2 d`` work per
       iteration when nothing is stored).  Memory: the stored rows, ``n c``
       floats for the preconditioner and ``O(n t)`` vectors.
-    - "restricted": ``K_nS`` (``n c`` floats) is stored; the preconditioner
-      costs a sparse sketch of it and ``4 c^3`` flops.  Up to 4,096
-      landmarks ``K_nS^T K_nS`` is formed once (``2 n c^2`` flops, BLAS 3) and
-      an iteration costs ``4 c^2 t``; above, an iteration multiplies by
-      ``K_nS`` and its transpose (``4 n c t``, reading it twice).  Memory:
-      about ``2 n c + c^2`` floats, never ``n^2``.
+    - "restricted": one n x c matrix is stored (RPCholesky's factor F, or
+      ``K_nS`` for the other landmarks).  Up to 4,096 landmarks its Gram
+      matrix is formed once (about ``n c^2`` flops, BLAS 3) and factored
+      (``c^3 / 3``), and an iteration costs ``2 c^2 t``; above, the
+      preconditioner costs a sparse sketch of the n x c matrix and ``4 c^3``
+      flops, and an iteration multiplies by the matrix and its transpose
+      (``4 n c t``, reading it twice).  Memory: about ``n c + 2 c^2`` floats
+      (``2 n c`` for uniform and ridge-leverage landmarks, whose kernel
+      columns are computed apart), never ``n^2``.
 
     The Gram products of the kernel blocks never call BLAS's SYRK on more
     than 2048 rows (the multi-threaded OpenBLAS SYRK has crashed on large

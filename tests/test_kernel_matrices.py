@@ -128,6 +128,29 @@ def test_rbf_is_rbfkernel(form, dtype):
                                rtol=1e-15)
 
 
+@pytest.mark.parametrize("kind", ["rbf", "rbf-csr", "rbf-f32", "laplacian", "far"])
+def test_rows_into_is_indexing(kind):
+    """``rows_into(rows, out)`` writes ``K[rows, :]`` into out (computed in
+    place for dense float64 RBF points) and counts the entries."""
+    dtype = np.float32 if kind == "rbf-f32" else np.float64
+    X = kernel_points(40, 5, dtype, seed=8, empty=2)
+    if kind == "far":  # the cancellation guard's exact recomputation, in place
+        X = X + 1e9
+    Xf = sp.csr_matrix(X) if kind == "rbf-csr" else X
+    K = (PairwiseKernel(Xf, "laplacian", gamma=0.3) if kind == "laplacian"
+         else sl.RBFKernel(Xf, 0.3))
+    rows = np.array([3, 0, 39, 3])
+    out = np.full((4, 40), np.nan, dtype=K.dtype)
+    K.rows_into(rows, out)
+    assert K.n_evaluated == 160
+    np.testing.assert_array_equal(out, K[rows, :])
+    # a Fortran-ordered array's transposed block, as RPCholesky passes it
+    F = np.zeros((40, 6), order="F", dtype=K.dtype)
+    K.rows_into(rows, F[:, 1:5].T)
+    np.testing.assert_array_equal(F[:, 1:5], K[:, rows])
+    assert not F[:, [0, 5]].any()
+
+
 def test_kernel_oracle():
     X = kernel_points(9, 3, np.float64, seed=8, empty=2)
     K = kernel_oracle(X)

@@ -66,7 +66,7 @@ def explicit_restricted(X, y, cols, alpha, gamma):
 
 @pytest.mark.parametrize("gram", [True, False])  # C^T C formed once / C twice an iteration
 @pytest.mark.parametrize("landmarks", LANDMARKS)
-@pytest.mark.parametrize("n_components", [40, 150])  # a sketched / an exact preconditioner
+@pytest.mark.parametrize("n_components", [40, 150])  # without the Gram: a sketch / the matrix
 def test_restricted_matches_explicit_restricted_solve(landmarks, n_components, gram,
                                                       monkeypatch):
     import sketchlab._krr
@@ -83,8 +83,25 @@ def test_restricted_matches_explicit_restricted_solve(landmarks, n_components, g
     beta = explicit_restricted(X, y, cols, 0.1, 0.2)
     pred = rbf_kernel(Xt, X[cols], gamma=0.2) @ beta
     np.testing.assert_allclose(model.predict(Xt), pred, rtol=0, atol=1e-7 * np.abs(pred).max())
-    if n_components == 150:  # 4 c >= n: the preconditioner is the matrix itself
+    if gram or n_components == 150:  # the preconditioner is the matrix's own factor
         assert model.n_iter_ <= 3
+
+
+def test_restricted_rpcholesky_on_an_exhausted_kernel():
+    """A kernel of rank 3 (linear, 3 features) and 10 landmarks: RPCholesky
+    runs out of pivots and draws the rest uniformly; the restricted solver
+    then works on the kernel columns, and predicts as the explicit solve."""
+    X, y, Xt = data()
+    X, Xt = X[:, :3], Xt[:, :3]
+    model = SketchedKernelRidge(alpha=0.1, kernel="linear", n_components=10,
+                                solver="restricted", tol=1e-12, max_iter=500,
+                                random_state=0).fit(X, y)
+    cols = model.landmark_indices_
+    assert np.unique(cols).size == 10
+    C = X @ X[cols].T
+    beta = np.linalg.lstsq(C.T @ C + 0.1 * C[cols], C.T @ y, rcond=None)[0]
+    pred = Xt @ X[cols].T @ beta
+    np.testing.assert_allclose(model.predict(Xt), pred, rtol=0, atol=1e-6 * np.abs(pred).max())
 
 
 def test_restricted_approaches_the_full_solution_with_more_landmarks():

@@ -165,3 +165,19 @@ def test_kernel_columns_of_the_rbf_oracle_and_of_an_array(dtype):
     np.testing.assert_allclose(C, K[:, pivots], rtol=0, atol=10 * np.finfo(dtype).eps)
     pivots, C, F = block_rpcholesky(as_kernel(K), 30, np.random.default_rng(0), block_size=7)
     np.testing.assert_array_equal(C, K[:, pivots])
+
+
+def test_factor_alone_is_the_same_factor():
+    """columns=False stores no kernel columns and gives the same pivots and
+    the same F, bit for bit (the same draws, the same arithmetic)."""
+    from sketchlab._kernel_matrices import kernel_oracle
+
+    X = np.random.default_rng(3).standard_normal((700, 5))
+    K = kernel_oracle(X, "rbf", gamma=0.3)
+    piv, C, F = block_rpcholesky(K, 60, np.random.default_rng(4), block_size=16)
+    piv2, C2, F2 = block_rpcholesky(K, 60, np.random.default_rng(4), block_size=16,
+                                    columns=False)
+    assert C2 is None
+    np.testing.assert_array_equal(piv, piv2)
+    np.testing.assert_array_equal(F, F2)
+    np.testing.assert_allclose(C, K[:, piv], rtol=0, atol=1e-15)
