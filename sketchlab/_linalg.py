@@ -823,18 +823,29 @@ def tall_mul(Q: Array, M: Array) -> Array:
 
 # entries per (4 KiB) memory page, of any dtype at most 8 bytes
 _PAGE_ENTRIES = 512
+# fault_in: from this many entries (32 MiB of float64) on all threads
+_PARALLEL_FAULT_ENTRIES = 1 << 22
 
 
 def fault_in(a: Array) -> None:
     """Write 0 to one entry per memory page of the contiguous array ``a``
-    (whose values are about to be overwritten), on this thread.  The first
-    write to the fresh memory of np.empty / np.zeros faults its pages in;
-    inside a threaded BLAS call or compiled loop those faults cost several
-    times more than here, serially, on the VMs measured (6 blocks of 52,396
-    x 14 filled by the sparse product: 72 ms with the faults inside, 6 + 39
-    ms faulted first; 12 RBF blocks of 60,000 x 83 by GEMM: see _rpcholesky)."""
+    (whose values are about to be overwritten).  The first write to the
+    fresh memory of np.empty / np.zeros faults its pages in; inside a
+    threaded BLAS call or compiled loop, whose threads write all over the
+    same pages, those faults cost several times more than here, on the VMs
+    measured (6 blocks of 52,396 x 14 filled by the sparse product: 72 ms
+    with the faults inside, 6 + 39 ms faulted first).  From 32 MiB on the
+    pages are split into one contiguous range per Numba thread (960 MB on
+    a fragmented machine: 1.2 s on two threads, 2.2 s on one)."""
+    from ._jit import threads_for
+    from ._jit.reductions import touch_pages
+
     flat = a.reshape(-1, order="F" if a.flags.f_contiguous else "C")
-    flat[::_PAGE_ENTRIES] = 0
+    if flat.size < _PARALLEL_FAULT_ENTRIES:
+        flat[::_PAGE_ENTRIES] = 0
+        return
+    with threads_for(flat.size):
+        touch_pages(flat, _PAGE_ENTRIES)
 
 
 class GrowingBasis:

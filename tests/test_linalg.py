@@ -112,11 +112,13 @@ def test_gram_t_is_exactly_symmetric(c, order):
     np.testing.assert_allclose(gram_t(A, B), A.T @ B, rtol=1e-13, atol=1e-12)
 
 
-def test_fault_in_writes_one_entry_per_page():
+@pytest.mark.parametrize("rows", [3000, (1 << 21) + 700])  # serial / on all threads
+def test_fault_in_writes_one_entry_per_page(rows):
     from sketchlab._linalg import fault_in
 
-    a = np.ones((3000, 4), order="F")
+    a = np.ones((rows, 4), order="F")
     fault_in(a[:, 1:3])
     flat = a[:, 1:3].reshape(-1, order="F")
     assert np.count_nonzero(flat == 0) == -(-flat.size // 512)
+    assert flat[::512].max() == 0
     assert (a[:, [0, 3]] == 1).all()

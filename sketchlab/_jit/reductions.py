@@ -1,4 +1,5 @@
-"""Whole-array passes: the finiteness check and the read-only roofline pass."""
+"""Whole-array passes: the finiteness check, the read-only roofline pass and
+the first write to fresh pages."""
 
 import numpy as np
 from numba import njit, prange
@@ -156,3 +157,13 @@ def chunk_squares(x, inv_scale, sums, maxs):
         sums[c] = (s0 + s1) + (s2 + s3)
         maxs[c] = m
 
+
+
+@njit(**PJIT)
+def touch_pages(flat, step):
+    """``flat[::step] = 0`` for a 1-D array, the entries split into one
+    contiguous range per thread: the first write to each page of fresh
+    memory, its page faults taken by all threads on disjoint ranges."""
+    n = (flat.shape[0] + step - 1) // step
+    for i in prange(n):
+        flat[i * step] = 0
