@@ -30,8 +30,9 @@ from ._jit.rbf import (
     rbf_exact_csr,
     rbf_exact_dense,
     rbf_from_gram,
+    transpose_into,
 )
-from ._linalg import product
+from ._linalg import fault_in, product
 from ._validation import as_matrix, check_int, check_positive
 
 if TYPE_CHECKING:
@@ -667,7 +668,9 @@ def _gram(PA, rows, rspan, PB, cols, cspan, same, out=None):
             return np.matmul(A, B.T, out=out)
         if m * p * d <= _SERIAL_GEMM_MAX:
             return np.ascontiguousarray(product(A, B.T))
-        return np.ascontiguousarray(A @ B.T)
+        out = np.empty((m, p))
+        fault_in(out)  # fresh pages faulted in on all threads, not inside the threaded GEMM
+        return np.matmul(A, B.T, out=out)
     # dense rows against sparse points too large to densify
     return np.ascontiguousarray((PB.X[cols] @ PA.dense_rows(rows, rspan).T).T)
 
@@ -681,6 +684,7 @@ def _symmetric_gram(A):
     784 columns; no SYRK here has more than _SYRK_MAX_ROWS rows."""
     m = A.shape[0]
     out = np.empty((m, m))
+    fault_in(out)
     step = _SYRK_MAX_ROWS
     for i0 in range(0, m, step):
         i1 = min(m, i0 + step)
@@ -689,7 +693,8 @@ def _symmetric_gram(A):
         if i1 < m:
             block = Ai @ A[i1:].T  # distinct rows: a GEMM
             out[i0:i1, i1:] = block
-            out[i1:, i0:i1] = block.T
+            with threads_for(block.size):
+                transpose_into(block, out[i1:, i0:i1])
     return out
 
 

@@ -46,7 +46,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._config import serial_blas
 from ._kernel_matrices import BLOCK_ENTRIES, KernelParamsMixin
-from ._linalg import eigh, gram_t, lower_transpose_solve, spd_solver
+from ._linalg import eigh, gram_t, lower_transpose_solve, spd_solver, tall_mul, tall_tmul
 from ._operators import OSNAP
 from ._rpcholesky import block_rpcholesky
 from ._selection import LANDMARKS, select_landmarks
@@ -67,6 +67,10 @@ _SKETCH_ROWS_PER_LANDMARK = 4
 _SKETCH_NNZ = 8
 
 
+# rows per chunk of the stored kernel rows' products
+_KERNEL_ROWS_PER_CHUNK = 2048
+
+
 class _KernelOperator:
     """``v -> K v`` for the n x n kernel: the first ``cached`` rows of K are
     stored (float64), the others recomputed by row blocks of at most
@@ -82,7 +86,10 @@ class _KernelOperator:
     def __call__(self, V):
         out = np.empty_like(V)
         if self.cached:
-            out[:self.cached] = self.rows @ V
+            # memory-bound (a few columns): row chunks on all threads, one
+            # BLAS thread each, the same for any thread count
+            with serial_blas():
+                out[:self.cached] = tall_mul(self.rows, V, _KERNEL_ROWS_PER_CHUNK)
         for i0 in range(self.cached, self.n, self.block):
             i1 = min(self.n, i0 + self.block)
             out[i0:i1] = np.asarray(self.K[i0:i1, :], dtype=np.float64) @ V
@@ -322,7 +329,10 @@ class _SketchedKernelRidgeBase(KernelParamsMixin, BaseEstimator):
         inner = spd_solver(gram_t(F, F) + alpha * np.eye(F.shape[1]))
 
         def precond(V):
-            return (V - F @ inner(gram_t(F, V))) / alpha
+            # two memory-bound reads of F: row chunks on all threads
+            with serial_blas():
+                FtV = tall_tmul(F, V, _KERNEL_ROWS_PER_CHUNK)
+                return (V - tall_mul(F, inner(FtV), _KERNEL_ROWS_PER_CHUNK)) / alpha
 
         op = _KernelOperator(K, cache_bytes)
         if op.cached < op.n:  # kernel blocks recomputed: compute-bound, all BLAS threads

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "fault_in",
+    "tall_tmul",
     "lower_transpose_solve",
     "default_rtol",
     "numerical_rank",
@@ -770,12 +771,13 @@ _CHUNKED_MIN = 2048
 _pool_state: dict[str, Any] = {}
 
 
-def _map_chunks(fn, dim):
-    """``[fn(rows) for rows in the fixed row chunks of range(dim)]``, run on
-    Numba's thread count (the BLAS call in each on one thread)."""
+def _map_chunks(fn, dim, step=_ROW_CHUNK):
+    """``[fn(rows) for rows in the fixed row chunks of range(dim)]`` (``step``
+    rows each), run on Numba's thread count (the BLAS call in each on one
+    thread)."""
     import numba
 
-    chunks = [slice(i, min(i + _ROW_CHUNK, dim)) for i in range(0, dim, _ROW_CHUNK)]
+    chunks = [slice(i, min(i + step, dim)) for i in range(0, dim, step)]
     threads = min(numba.get_num_threads(), len(chunks))
     if threads <= 1:
         return [fn(rows) for rows in chunks]
@@ -789,10 +791,11 @@ def _map_chunks(fn, dim):
     return list(_pool_state["pool"].map(fn, chunks))
 
 
-def _tmul(B, Y):
-    """``B.T @ Y`` for tall B and Y, summed over the fixed row chunks in
-    order."""
-    parts = _map_chunks(lambda rows: B[rows].T @ Y[rows], B.shape[0])
+def tall_tmul(B: Array, Y: Array, rows_per_chunk: int = _ROW_CHUNK) -> Array:
+    """``B.T @ Y`` for tall B and Y: the products of the fixed row chunks on
+    Numba's threads (under ``serial_blas``: one BLAS thread each), summed in
+    chunk order, so the same for any thread count."""
+    parts = _map_chunks(lambda rows: B[rows].T @ Y[rows], B.shape[0], rows_per_chunk)
     out = parts[0]
     for part in parts[1:]:
         out += part
@@ -809,15 +812,21 @@ def _sub_mul(Y, B, D):
     _map_chunks(run, Y.shape[0])
 
 
-def tall_mul(Q: Array, M: Array) -> Array:
-    """``Q @ M`` for a tall Q, row chunk by row chunk."""
+def tall_mul(Q: Array, M: Array, rows_per_chunk: int = _ROW_CHUNK) -> Array:
+    """``Q @ M`` for a tall Q, row chunk by row chunk on Numba's threads
+    (under ``serial_blas``: one BLAS thread each).  Each entry comes from
+    one chunk's product, so the result depends on the chunks, never on the
+    threads; for a thin M this is also about twice as fast as one threaded
+    BLAS call, which streams Q at a fraction of the memory bandwidth
+    (20,000 x 20,000 times 10 columns: 0.37 s in chunks of 2,048 rows, 0.53
+    s on two BLAS threads, 0.77 s on one)."""
     M = np.ascontiguousarray(M, dtype=Q.dtype)
     out = np.empty((Q.shape[0], M.shape[1]), dtype=Q.dtype)
 
     def run(rows):
         np.matmul(Q[rows], M, out=out[rows])
 
-    _map_chunks(run, Q.shape[0])
+    _map_chunks(run, Q.shape[0], rows_per_chunk)
     return out
 
 
@@ -923,7 +932,7 @@ class GrowingBasis:
                 chunked = j * b >= _CHUNKED_MIN  # by size alone: the same for any thread count
                 for round_ in range(2):  # block classical Gram-Schmidt, once or twice
                     if chunked:
-                        D = _tmul(B, Y)
+                        D = tall_tmul(B, Y)
                         _sub_mul(Y, B, D)
                     else:
                         D = gemm(1.0, B, Y, trans_a=1)

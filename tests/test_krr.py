@@ -3,6 +3,7 @@ KernelRidge and explicit solves; the tiled symmetric kernel blocks."""
 
 import warnings
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -205,6 +206,24 @@ def test_same_seed_same_model():
         np.testing.assert_array_equal(a.landmark_indices_, b.landmark_indices_)
         np.testing.assert_allclose(a.predict(Xt), b.predict(Xt), rtol=1e-12, atol=1e-12)
         assert a.n_iter_ == b.n_iter_
+
+
+@pytest.mark.parametrize("solver", ["pcg", "restricted"])
+def test_same_model_for_any_thread_count(solver):
+    """The kernel rows' and the preconditioner's products run in fixed row
+    chunks on Numba's threads: the same bits on one thread and on two."""
+    X, y, Xt = data(n=5000)
+    before = numba.get_num_threads()
+    fits = []
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            fits.append(SketchedKernelRidge(gamma=0.2, n_components=60, solver=solver,
+                                            random_state=3).fit(X, y))
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(fits[0].dual_coef_, fits[1].dual_coef_)
+    assert fits[0].n_iter_ == fits[1].n_iter_
 
 
 @pytest.mark.parametrize("params, error, match", [

@@ -122,3 +122,25 @@ def test_fault_in_writes_one_entry_per_page(rows):
     assert np.count_nonzero(flat == 0) == -(-flat.size // 512)
     assert flat[::512].max() == 0
     assert (a[:, [0, 3]] == 1).all()
+
+
+@pytest.mark.parametrize("rows_per_chunk", [7, 2048])
+def test_tall_products_in_chunks(rows_per_chunk):
+    """tall_mul and tall_tmul: the products to rounding, the same bits for
+    one thread and two."""
+    rng = np.random.default_rng(9)
+    Q = np.asfortranarray(rng.standard_normal((5000, 40)))
+    M, Y = rng.standard_normal((40, 6)), rng.standard_normal((5000, 6))
+    before = numba.get_num_threads()
+    got = []
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            got.append((_linalg.tall_mul(Q, M, rows_per_chunk),
+                        _linalg.tall_tmul(Q, Y, rows_per_chunk)))
+    finally:
+        numba.set_num_threads(before)
+    for a, b in zip(*got):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(got[0][0], Q @ M, rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(got[0][1], Q.T @ Y, rtol=1e-13, atol=1e-11)

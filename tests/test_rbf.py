@@ -505,3 +505,16 @@ def test_rbf_kernel_far_from_the_origin():
     np.testing.assert_allclose(K[0], [1.0, np.exp(-0.25), np.exp(-1.0)], rtol=1e-14)
     K = sl.RBFKernel(np.array([[1e160], [2e160]]), gamma=1e-320).toarray()
     assert np.isfinite(K).all()
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (70, 130), (300, 65)])
+def test_transpose_into_a_strided_block(shape):
+    """The tiled transpose of the symmetric Gram's mirror, into a block of a
+    larger array (as _symmetric_gram writes it), for edge tiles too."""
+    from sketchlab._jit.rbf import transpose_into
+
+    src = np.random.default_rng(2).standard_normal(shape)
+    big = np.zeros((shape[1] + 9, shape[0] + 5))
+    transpose_into(src, big[4:4 + shape[1], 2:2 + shape[0]])
+    np.testing.assert_array_equal(big[4:4 + shape[1], 2:2 + shape[0]], src.T)
+    assert np.count_nonzero(big) == np.count_nonzero(src)

@@ -369,3 +369,23 @@ def csr_row_sq_norms(indptr, data, out):
         for k in range(indptr[i], indptr[i + 1]):
             acc += data[k] * data[k]
         out[i] = acc
+
+
+_TILE = 64
+
+
+@njit(**PJIT)
+def transpose_into(src, dst):
+    """``dst[...] = src.T`` by 64 x 64 tiles (each read and written a cache
+    line at a time), the tile rows of dst in parallel: the mirror of a
+    symmetric Gram block."""
+    m, p = src.shape
+    for tj in prange((p + _TILE - 1) // _TILE):
+        j0 = tj * _TILE
+        j1 = min(p, j0 + _TILE)
+        for i0 in range(0, m, _TILE):
+            i1 = min(m, i0 + _TILE)
+            for j in range(j0, j1):
+                row = dst[j]
+                for i in range(i0, i1):
+                    row[i] = src[i, j]
