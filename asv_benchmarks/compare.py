@@ -723,12 +723,13 @@ def rpcholesky_fashion_mnist(table, k=1000, rounds=2):
     minutes: ``rounds`` each, after a k = 10 call of each that compiles)."""
     import sketchlab as sl
     from benchmarks.bench_krr import trace_error
-    from experiments.krr import GAMMA as FASHION_GAMMA
     from sketchlab._rpcholesky import block_rpcholesky, sequential_rpcholesky
 
-    X = fashion_mnist_train()
+    X = fashion_mnist_train()  # puts the checkout on sys.path for experiments
     if X is None:
         return
+    from experiments.krr import GAMMA as FASHION_GAMMA
+
     n = X.shape[0]
     K = sl.RBFKernel(X, FASHION_GAMMA)
     algorithms = (block_rpcholesky, sequential_rpcholesky)
