@@ -46,7 +46,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._config import serial_blas
 from ._kernel_matrices import BLOCK_ENTRIES, KernelParamsMixin
-from ._linalg import eigh, gram_t, lower_transpose_solve, spd_solver, tall_mul, tall_tmul
+from ._linalg import eigh, gram_t, lower_transpose_solve, map_on_threads, spd_solver
+from ._linalg import tall_mul, tall_tmul
 from ._operators import OSNAP
 from ._rpcholesky import block_rpcholesky
 from ._selection import LANDMARKS, select_landmarks
@@ -72,18 +73,67 @@ _KERNEL_ROWS_PER_CHUNK = 2048
 
 
 class _KernelOperator:
-    """``v -> K v`` for the n x n kernel: the first ``cached`` rows of K are
-    stored (float64), the others recomputed by row blocks of at most
-    ``BLOCK_ENTRIES`` entries at every product."""
+    """``v -> K v`` for the n x n kernel, K evaluated once where it fits in
+    ``cache_bytes``:
+
+    - when its lower block triangle fits (about ``4 n (n + 2048)`` bytes),
+      only that is stored, by row tiles ``K[r0:r1, :r1]`` of 2,048 rows (the
+      diagonal blocks symmetrized: the operator is exactly symmetric), and a
+      product reads each tile twice: ``K[r0:r1, :r1] V[:r1]`` for its own
+      rows and the transpose of its part left of the diagonal for the rows
+      above.  Half the memory of the whole K, and half its evaluation;
+    - otherwise the first ``cached`` rows of K are stored (float64) and the
+      others recomputed by row blocks of at most ``BLOCK_ENTRIES`` entries at
+      every product.
+
+    The products with stored entries are memory-bound (a few columns): the
+    tiles or row chunks run on all threads, one BLAS thread each, and are
+    summed in a fixed order, so the result does not depend on the thread
+    count."""
 
     def __init__(self, K, cache_bytes):
         n = K.shape[0]
         self.K, self.n = K, n
-        self.cached = int(min(n, cache_bytes // (8 * n)))
-        self.rows = np.asarray(K[:self.cached, :], dtype=np.float64) if self.cached else None
         self.block = max(1, BLOCK_ENTRIES // n)
+        step = _KERNEL_ROWS_PER_CHUNK
+        edges = list(range(0, n, step)) + [n]
+        self.spans = list(zip(edges[:-1], edges[1:]))
+        if 8.0 * sum((r1 - r0) * r1 for r0, r1 in self.spans) <= cache_bytes:
+            self.tiles = [self._tile(r0, r1) for r0, r1 in self.spans]
+            self.cached, self.rows = n, None
+        else:
+            self.tiles = None
+            self.cached = int(min(n, cache_bytes // (8 * n)))
+            self.rows = np.asarray(K[:self.cached, :], dtype=np.float64) if self.cached else None
+
+    def _tile(self, r0, r1):
+        T = np.asarray(self.K[r0:r1, :r1], dtype=np.float64)
+        D = T[:, r0:r1]
+        D[...] = (D + D.T) / 2  # exactly symmetric (rounding-level change)
+        return T
+
+    def _tile_products(self, V):
+        def run(b):
+            (r0, r1), T = self.spans[b], self.tiles[b]
+            own = T @ V[:r1]
+            above = T[:, :r0].T @ V[r0:r1] if r0 else None
+            return own, above
+
+        # the largest tiles first: the pool's threads share the work evenly
+        order = list(range(len(self.spans)))[::-1]
+        with serial_blas():
+            parts = dict(zip(order, map_on_threads(run, order)))
+        out = np.empty_like(V)
+        for b, (r0, r1) in enumerate(self.spans):
+            out[r0:r1] = parts[b][0]
+        for b, (r0, _) in enumerate(self.spans):
+            if r0:
+                out[:r0] += parts[b][1]
+        return out
 
     def __call__(self, V):
+        if self.tiles is not None:
+            return self._tile_products(V)
         out = np.empty_like(V)
         if self.cached:
             # memory-bound (a few columns): row chunks on all threads, one
@@ -414,9 +464,10 @@ class SketchedKernelRidge(MultiOutputMixin, RegressorMixin, _SketchedKernelRidge
     max_iter : int, default 200
         Most conjugate-gradient iterations.
     cache_size : float, default 4096
-        Megabytes for stored kernel rows (``solver="pcg"``): the first
-        ``cache_size / (8 n)`` rows of K are kept, the others recomputed at
-        every iteration.
+        Megabytes for stored kernel entries (``solver="pcg"``): when the
+        lower half of K fits (about ``4 n (n + 2048)`` bytes) it is
+        evaluated once and kept; otherwise the first ``cache_size / (8 n)``
+        rows of K are kept and the others recomputed at every iteration.
     random_state : None, int, numpy.random.Generator or RandomState
         Seeds the landmarks and the restricted solver's sketch.
 
@@ -462,12 +513,15 @@ class SketchedKernelRidge(MultiOutputMixin, RegressorMixin, _SketchedKernelRidge
 
     - landmarks: ``n c`` kernel entries (plus the candidates' blocks of
       RPCholesky); ``2 n c`` floats at most (C and the Nystrom factor).
-    - "pcg": each iteration multiplies K by t vectors.  The first ``r =
-      min(n, cache_size / (8 n))`` rows of K are evaluated once and stored
-      (``8 r n`` bytes); the other rows are evaluated again at every
+    - "pcg": each iteration multiplies K by t vectors.  When the lower block
+      triangle of K (tiles of 2,048 rows, about ``4 n (n + 2048)`` bytes)
+      fits in ``cache_size``, it is evaluated once (``n^2 d / 2`` work) and
+      an iteration reads it twice at memory speed.  Otherwise the first ``r
+      = min(n, cache_size / (8 n))`` rows of K are evaluated once and stored
+      (``8 r n`` bytes) and the other rows are evaluated again at every
       iteration, by blocks of about 4M entries (``n^2 d`` work per
-      iteration when nothing is stored).  Memory: the stored rows, ``n c``
-      floats for the preconditioner and ``O(n t)`` vectors.
+      iteration when nothing is stored).  Memory: the stored entries, ``n
+      c`` floats for the preconditioner and ``O(n t)`` vectors.
     - "restricted": one n x c matrix is stored (RPCholesky's factor F, or
       ``K_nS`` for the other landmarks).  Up to 4,096 landmarks its Gram
       matrix is formed once (about ``n c^2`` flops, BLAS 3) and factored

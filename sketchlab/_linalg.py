@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "fault_in",
+    "map_on_threads",
     "tall_tmul",
     "lower_transpose_solve",
     "default_rtol",
@@ -777,10 +778,18 @@ def _map_chunks(fn, dim, step=_ROW_CHUNK):
     thread)."""
     import numba
 
-    chunks = [slice(i, min(i + step, dim)) for i in range(0, dim, step)]
-    threads = min(numba.get_num_threads(), len(chunks))
+    return map_on_threads(fn, [slice(i, min(i + step, dim)) for i in range(0, dim, step)])
+
+
+def map_on_threads(fn: Any, items: list[Any]) -> list[Any]:
+    """``[fn(item) for item in items]``, run on Numba's thread count by one
+    pool of Python threads (BLAS calls inside release the GIL; the caller
+    holds ``serial_blas`` so that each runs on one BLAS thread)."""
+    import numba
+
+    threads = min(numba.get_num_threads(), len(items))
     if threads <= 1:
-        return [fn(rows) for rows in chunks]
+        return [fn(item) for item in items]
     if _pool_state.get("threads") != threads:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -788,7 +797,7 @@ def _map_chunks(fn, dim, step=_ROW_CHUNK):
             _pool_state["pool"].shutdown()
         _pool_state["pool"] = ThreadPoolExecutor(threads, "sketchlab-basis")
         _pool_state["threads"] = threads
-    return list(_pool_state["pool"].map(fn, chunks))
+    return list(_pool_state["pool"].map(fn, items))
 
 
 def tall_tmul(B: Array, Y: Array, rows_per_chunk: int = _ROW_CHUNK) -> Array:
