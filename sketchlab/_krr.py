@@ -201,9 +201,6 @@ def _nystrom_factor(C, cols):
     return np.asarray(C, dtype=np.float64) @ (V[:, keep] / np.sqrt(w[keep]))
 
 
-
-
-
 def _sketch_preconditioner(A, shift, alpha, gen):
     """``V -> ((Phi A)^T (Phi A) + alpha shift)^-1 V`` with a sparse embedding
     Phi of ``4 c`` rows (KRILL's preconditioner), or the exact ``A^T A``
@@ -418,7 +415,6 @@ class _SketchedKernelRidgeBase(KernelParamsMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
-
 
 
 class SketchedKernelRidge(MultiOutputMixin, RegressorMixin, _SketchedKernelRidgeBase):

@@ -776,8 +776,6 @@ def _map_chunks(fn, dim, step=_ROW_CHUNK):
     """``[fn(rows) for rows in the fixed row chunks of range(dim)]`` (``step``
     rows each), run on Numba's thread count (the BLAS call in each on one
     thread)."""
-    import numba
-
     return map_on_threads(fn, [slice(i, min(i + step, dim)) for i in range(0, dim, step)])
 
 
