@@ -211,32 +211,36 @@ def _sketch_preconditioner(A, shift, alpha, gen):
     return spd_solver(gram_t(SA, SA) + alpha * shift)
 
 
-def _fit_restricted(C, cols, Y, alpha, tol, max_iter, gen):
-    """``(C^T C + alpha W) B = C^T Y`` (C = K_nS, W = K_SS) by preconditioned
-    CG.  Up to _GRAM_MAX_LANDMARKS landmarks ``C^T C`` is formed (BLAS 3)
-    and the preconditioner is the Cholesky factor of the matrix itself (CG
-    checks the solve in one or two iterations); above, each iteration
-    multiplies by C and C^T and the preconditioner is KRILL's sketch."""
-    c = C.shape[1]
-    W = C[cols]
-    W = (W + W.T) / 2
-    if c <= _GRAM_MAX_LANDMARKS:
-        # C^T C once, a BLAS 3 product on the caller's threads (about n c^2
-        # flops): cheaper than the CG iterations' products, each of which
-        # reads all of C twice at memory speed
-        G = gram_t(C, C) + alpha * W
+def _regularized_normal_pcg(A, M, Y, alpha, tol, max_iter, gen):
+    """``(A^T A + alpha M) B = A^T Y`` for a tall A (n x c) and a symmetric
+    c x c M by preconditioned CG; returns ``(B, history)`` as :func:`_pcg`.
+    Up to _GRAM_MAX_LANDMARKS columns ``A^T A`` is formed once (BLAS 3, about
+    ``n c^2`` flops: cheaper than iterations that read all of A twice each
+    at memory speed) and the preconditioner is the Cholesky factor of the
+    system matrix itself, so CG only checks the solve (one or two
+    iterations); above, each iteration multiplies by A and A^T and the
+    preconditioner is KRILL's sketch."""
+    if A.shape[1] <= _GRAM_MAX_LANDMARKS:
+        G = gram_t(A, A) + alpha * M
         inner = spd_solver(G)
 
         def matvec(V):
             return G @ V
     else:
-        inner = _sketch_preconditioner(C, W, alpha, gen)
+        inner = _sketch_preconditioner(A, M, alpha, gen)
 
         def matvec(V):
-            return gram_t(C, C @ V) + alpha * (W @ V)
+            return gram_t(A, A @ V) + alpha * (M @ V)
 
     with serial_blas():  # memory-bound products with few columns
-        return _pcg(matvec, inner, gram_t(C, Y), tol, max_iter)
+        return _pcg(matvec, inner, gram_t(A, Y), tol, max_iter)
+
+
+def _fit_restricted(C, cols, Y, alpha, tol, max_iter, gen):
+    """The restricted problem ``(C^T C + alpha W) B = C^T Y`` from the kernel
+    columns (C = K_nS, W = K_SS)."""
+    W = C[cols]
+    return _regularized_normal_pcg(C, (W + W.T) / 2, Y, alpha, tol, max_iter, gen)
 
 
 def _full_rank_factor(F, cols):
@@ -248,25 +252,9 @@ def _full_rank_factor(F, cols):
 def _fit_restricted_factor(F, cols, Y, alpha, tol, max_iter, gen):
     """The restricted problem from the RPCholesky factor F (``F = C L^-T``,
     ``L = F[cols]`` lower triangular, ``L L^T = W``): with ``w = L^T b`` it
-    is ridge regression on F, ``(F^T F + alpha I) w = F^T Y``, solved as
-    :func:`_fit_restricted` solves its system, then ``b = L^-T w``.  C =
-    K_nS is never stored."""
-    c = F.shape[1]
-    eye = np.eye(c)
-    if c <= _GRAM_MAX_LANDMARKS:
-        G = gram_t(F, F) + alpha * eye
-        inner = spd_solver(G)
-
-        def matvec(V):
-            return G @ V
-    else:
-        inner = _sketch_preconditioner(F, eye, alpha, gen)
-
-        def matvec(V):
-            return gram_t(F, F @ V) + alpha * V
-
-    with serial_blas():
-        Wc, history = _pcg(matvec, inner, gram_t(F, Y), tol, max_iter)
+    is ridge regression on F, ``(F^T F + alpha I) w = F^T Y``, then ``b =
+    L^-T w``.  C = K_nS is never stored."""
+    Wc, history = _regularized_normal_pcg(F, np.eye(F.shape[1]), Y, alpha, tol, max_iter, gen)
     return lower_transpose_solve(F[cols], Wc), history
 
 

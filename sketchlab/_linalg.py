@@ -856,6 +856,8 @@ def fault_in(a: Array) -> None:
     from ._jit import threads_for
     from ._jit.reductions import touch_pages
 
+    if not (a.flags.c_contiguous or a.flags.f_contiguous):
+        return  # a reshape would copy: nothing of a would be touched
     flat = a.reshape(-1, order="F" if a.flags.f_contiguous else "C")
     if flat.size < _PARALLEL_FAULT_ENTRIES:
         flat[::_PAGE_ENTRIES] = 0

@@ -29,6 +29,30 @@ def run_isolated(code, timeout=300, env=None):
     return proc.returncode, proc.stdout, proc.stderr
 
 
+def bad_sparse_index_output(estimator, call, index):
+    """stdout of ``call`` run in a fresh interpreter (so that a crash fails
+    one test, not the run) with ``from sketchlab import <estimator>``, where
+    ``good`` is a valid 50 x 40 CSR matrix, ``X`` a copy with one column index
+    set to ``index`` and ``Xc`` the CSC of ``good`` with one row index out of
+    range the same way: the refusal's ValueError is printed.  Asserts that
+    the interpreter survived."""
+    code, out, err = run_isolated(f"""
+        import scipy.sparse as sp
+        from sketchlab import {estimator}
+        good = sp.random(50, 40, density=0.3, format="csr", random_state=1)
+        X = good.copy()
+        X.indices[5] = {index}
+        Xc = good.tocsc()
+        Xc.indices[5] = {index} if {index} < 0 else 10**9
+        try:
+            {call}
+        except ValueError as exc:
+            print("ValueError:", exc)
+    """)
+    assert code == 0, err[-2000:]
+    return out
+
+
 # ---- matrices ----------------------------------------------------------------------------
 
 

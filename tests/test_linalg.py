@@ -122,6 +122,8 @@ def test_fault_in_writes_one_entry_per_page(rows):
     assert np.count_nonzero(flat == 0) == -(-flat.size // 512)
     assert flat[::512].max() == 0
     assert (a[:, [0, 3]] == 1).all()
+    fault_in(a[::2])  # not contiguous: left as it is
+    assert np.count_nonzero(a == 0) == -(-flat.size // 512)
 
 
 @pytest.mark.parametrize("rows_per_chunk", [7, 2048])

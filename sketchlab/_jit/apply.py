@@ -35,7 +35,7 @@ simply summed, as scipy does.
 import numpy as np
 from numba import njit, prange
 
-from .._config import PJIT
+from .._config import JIT, PJIT
 from .indexing import uindex as _u
 from .prefetch import prefetch_csr_row, prefetch_dense_row
 
@@ -213,22 +213,28 @@ def hash_dense_rows(codes, p, scale, gt, w):
                 row[t] += f * gt[target, t]
 
 
+@njit(**JIT, inline="always")
+def _add_row_times(row, a_ptr, a_idx, a_val, w, i):
+    """``row += A[i] W``: each stored a_ij adds a_ij W[j], in storage order."""
+    s = w.shape[1]
+    for q in range(_u(a_ptr[i]), _u(a_ptr[i + 1])):
+        v = a_val[q]
+        wj = w[_u(a_idx[q])]
+        for t in range(s):
+            row[t] += v * wj[t]
+
+
 @njit(**PJIT)
 def right_csr_dense(a_ptr, a_idx, a_val, w, out, accumulate):
     """out (+)= A W (m x s) for A as CSR arrays and a dense, C-ordered W
     (cols x s, a few columns): rows of out are independent (parallel, no
     buffers); each stored a_ij adds a_ij W[j] into row i."""
     m = out.shape[0]
-    s = w.shape[1]
     for i in prange(m):
         row = out[i]
         if not accumulate:
             row[:] = 0.0
-        for q in range(_u(a_ptr[i]), _u(a_ptr[i + 1])):
-            v = a_val[q]
-            wj = w[_u(a_idx[q])]
-            for t in range(s):
-                row[t] += v * wj[t]
+        _add_row_times(row, a_ptr, a_idx, a_val, w, i)
 
 
 # right_csr_dense_blocked: rows summed per block into a small accumulator
@@ -257,11 +263,7 @@ def right_csr_dense_blocked(a_ptr, a_idx, a_val, w, out):
             for i in range(r0, r1):
                 row = acc[i - r0]
                 row[:] = 0.0
-                for q in range(_u(a_ptr[i]), _u(a_ptr[i + 1])):
-                    v = a_val[q]
-                    wj = w[_u(a_idx[q])]
-                    for t in range(s):
-                        row[t] += v * wj[t]
+                _add_row_times(row, a_ptr, a_idx, a_val, w, i)
             for t in range(s):
                 for i in range(r0, r1):
                     out[i, t] = acc[i - r0, t]

@@ -16,7 +16,6 @@ from numba import njit, prange
 
 from .._config import JIT, PJIT
 from .._hash import M1, M2, GOLDEN
-from .indexing import uindex
 
 
 @njit(**JIT)
@@ -99,24 +98,3 @@ def hashing_codes_at(key, s, p, columns, codes):
     lo, size = _block_bounds(s, p)
     for t in prange(columns.shape[0]):
         _column_codes(key, columns[t], p, lo, size, codes, t * p)
-
-
-@njit(**JIT)
-def transpose_table(col_ptr, col_idx, col_val, row_ptr, row_idx, row_val, cursor):
-    """Counting sort of a CSC table into CSR (``row_ptr`` zeroed on entry,
-    ``cursor`` scratch of the number of rows); columns stay in increasing
-    order within each row."""
-    ncols = col_ptr.shape[0] - 1
-    nrows = row_ptr.shape[0] - 1
-    for k in range(uindex(col_ptr[ncols])):
-        row_ptr[uindex(col_idx[k]) + np.uint64(1)] += 1
-    for r in range(nrows):
-        row_ptr[r + 1] += row_ptr[r]
-        cursor[r] = row_ptr[r]
-    for jj in range(ncols):
-        for k in range(uindex(col_ptr[jj]), uindex(col_ptr[jj + 1])):
-            r = uindex(col_idx[k])
-            pos = uindex(cursor[r])
-            row_idx[pos] = jj
-            row_val[pos] = col_val[k]
-            cursor[r] += 1

@@ -48,15 +48,13 @@ def _index_dtype(n):
 
 def table_rows(col_ptr, rows, vals, nrows):
     """``(row_ptr, row_idx, row_val)``: the CSR form (row t of S -> its
-    columns) of a CSC table (column j -> rows, values), by a counting sort."""
-    J = _compiled()
+    columns, in increasing order) of a CSC table (column j -> rows,
+    values), by the counting sort of :func:`sketchlab._products.transpose_arrays`."""
+    from .._products import transpose_arrays
+
     ncols = col_ptr.shape[0] - 1
-    row_ptr = np.zeros(nrows + 1, dtype=np.int64)
-    row_idx = np.empty(rows.shape[0], dtype=_index_dtype(ncols))
-    row_val = np.empty(rows.shape[0], dtype=np.float64)
-    cursor = np.empty(nrows, dtype=np.int64)
-    J.hashing.transpose_table(col_ptr, rows, vals, row_ptr, row_idx, row_val, cursor)
-    return row_ptr, row_idx, row_val
+    return transpose_arrays(col_ptr, rows, np.asarray(vals, dtype=np.float64), nrows,
+                            ptr_dtype=np.int64, idx_dtype=_index_dtype(ncols))
 
 
 def hash_codes(key, s, p, j0, b):
