@@ -118,6 +118,7 @@ __all__ = [
     "make_sketch",
     "SKETCH_KINDS",
     "SVD_SKETCHES",
+    "ConvergenceWarning",
     *_LAZY,
 ]
 
@@ -127,6 +128,10 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
+    if name == "ConvergenceWarning":  # scikit-learn's where it is installed
+        from ._results import convergence_warning
+
+        return convergence_warning()
     if name == "dask":
         return importlib.import_module(".dask", __name__)
     raise AttributeError(f"module 'sketchlab' has no attribute {name!r}")

@@ -1198,3 +1198,8 @@ class KernelParamsMixin:
     def _oracle(self, X: MatrixLike) -> RBFKernel | PairwiseKernel:
         return kernel_oracle(X, self.kernel, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, kernel_params=self.kernel_params)
+
+
+def is_kernel_oracle(K: Any) -> bool:
+    """Whether K is one of the kernel oracles (block-evaluated symmetric matrices)."""
+    return isinstance(K, _KernelOracle)

@@ -44,9 +44,11 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._cg import pcg
 from ._config import serial_blas
 from ._kernel_matrices import BLOCK_ENTRIES, KernelParamsMixin
-from ._linalg import eigh, gram_t, lower_transpose_solve, map_on_threads, spd_solver
+from ._linear_map import as_linear_map
+from ._linalg import eigh, gram_t, lower_transpose_solve, spd_solver
 from ._linalg import tall_mul, tall_tmul
 from ._operators import OSNAP
 from ._rpcholesky import block_rpcholesky
@@ -68,82 +70,8 @@ _SKETCH_ROWS_PER_LANDMARK = 4
 _SKETCH_NNZ = 8
 
 
-# rows per chunk of the stored kernel rows' products
-_KERNEL_ROWS_PER_CHUNK = 2048
-
-
-class _KernelOperator:
-    """``v -> K v`` for the n x n kernel, K evaluated once where it fits in
-    ``cache_bytes``:
-
-    - when its lower block triangle fits (about ``4 n (n + 2048)`` bytes),
-      only that is stored, by row tiles ``K[r0:r1, :r1]`` of 2,048 rows (the
-      diagonal blocks symmetrized: the operator is exactly symmetric), and a
-      product reads each tile twice: ``K[r0:r1, :r1] V[:r1]`` for its own
-      rows and the transpose of its part left of the diagonal for the rows
-      above.  Half the memory of the whole K, and half its evaluation;
-    - otherwise the first ``cached`` rows of K are stored (float64) and the
-      others recomputed by row blocks of at most ``BLOCK_ENTRIES`` entries at
-      every product.
-
-    The products with stored entries are memory-bound (a few columns): the
-    tiles or row chunks run on all threads, one BLAS thread each, and are
-    summed in a fixed order, so the result does not depend on the thread
-    count."""
-
-    def __init__(self, K, cache_bytes):
-        n = K.shape[0]
-        self.K, self.n = K, n
-        self.block = max(1, BLOCK_ENTRIES // n)
-        step = _KERNEL_ROWS_PER_CHUNK
-        edges = list(range(0, n, step)) + [n]
-        self.spans = list(zip(edges[:-1], edges[1:]))
-        if 8.0 * sum((r1 - r0) * r1 for r0, r1 in self.spans) <= cache_bytes:
-            self.tiles = [self._tile(r0, r1) for r0, r1 in self.spans]
-            self.cached, self.rows = n, None
-        else:
-            self.tiles = None
-            self.cached = int(min(n, cache_bytes // (8 * n)))
-            self.rows = np.asarray(K[:self.cached, :], dtype=np.float64) if self.cached else None
-
-    def _tile(self, r0, r1):
-        T = np.asarray(self.K[r0:r1, :r1], dtype=np.float64)
-        D = T[:, r0:r1]
-        D[...] = (D + D.T) / 2  # exactly symmetric (rounding-level change)
-        return T
-
-    def _tile_products(self, V):
-        def run(b):
-            (r0, r1), T = self.spans[b], self.tiles[b]
-            own = T @ V[:r1]
-            above = T[:, :r0].T @ V[r0:r1] if r0 else None
-            return own, above
-
-        # the largest tiles first: the pool's threads share the work evenly
-        order = list(range(len(self.spans)))[::-1]
-        with serial_blas():
-            parts = dict(zip(order, map_on_threads(run, order)))
-        out = np.empty_like(V)
-        for b, (r0, r1) in enumerate(self.spans):
-            out[r0:r1] = parts[b][0]
-        for b, (r0, _) in enumerate(self.spans):
-            if r0:
-                out[:r0] += parts[b][1]
-        return out
-
-    def __call__(self, V):
-        if self.tiles is not None:
-            return self._tile_products(V)
-        out = np.empty_like(V)
-        if self.cached:
-            # memory-bound (a few columns): row chunks on all threads, one
-            # BLAS thread each, the same for any thread count
-            with serial_blas():
-                out[:self.cached] = tall_mul(self.rows, V, _KERNEL_ROWS_PER_CHUNK)
-        for i0 in range(self.cached, self.n, self.block):
-            i1 = min(self.n, i0 + self.block)
-            out[i0:i1] = np.asarray(self.K[i0:i1, :], dtype=np.float64) @ V
-        return out
+# rows per chunk of the preconditioner's products with F
+_ROWS_PER_CHUNK = 2048
 
 
 # The restricted solver forms C^T C (c x c) up to this many landmarks: its
@@ -153,43 +81,9 @@ _GRAM_MAX_LANDMARKS = 4096
 
 
 def _pcg(matvec, precond, B, tol, max_iter):
-    """Conjugate gradients on the columns of B (n x t) at once, each with its
-    own step sizes; a column stops when its relative residual
-    ``||b - A x|| / ||b||`` (by the recurrence) is at most tol.  Returns
-    ``(X, history)`` with ``history`` of shape (iterations + 1, t)."""
-    t = B.shape[1]
-    X = np.zeros_like(B)
-    R = B.copy()
-    bnorm = np.linalg.norm(B, axis=0)
-    scale = np.where(bnorm > 0, bnorm, 1.0)
-    res = np.linalg.norm(R, axis=0) / scale
-    history = [res.copy()]
-    active = res > tol
-    Z = precond(R)
-    P = Z.copy()
-    rz = np.einsum("ij,ij->j", R, Z)
-    for _ in range(max_iter):
-        idx = np.flatnonzero(active)
-        if idx.size == 0:
-            break
-        Pa = P[:, idx]
-        AP = matvec(Pa)
-        pq = np.einsum("ij,ij->j", Pa, AP)
-        ok = (pq > 0) & np.isfinite(pq) & (rz[idx] > 0)
-        a = np.where(ok, rz[idx] / np.where(ok, pq, 1.0), 0.0)
-        X[:, idx] += a * Pa
-        R[:, idx] -= a * AP
-        res[idx] = np.linalg.norm(R[:, idx], axis=0) / scale[idx]
-        history.append(res.copy())
-        active[idx] = ok & (res[idx] > tol)
-        idx = np.flatnonzero(active)
-        if idx.size == 0:
-            break
-        Z = precond(R[:, idx])
-        rz_new = np.einsum("ij,ij->j", R[:, idx], Z)
-        P[:, idx] = Z + (rz_new / rz[idx]) * P[:, idx]
-        rz[idx] = rz_new
-    return X, np.array(history).reshape(-1, t)
+    """Conjugate gradients on the columns of B (``_cg.pcg``): ``(X, history)``."""
+    out = pcg(matvec, B, tol=tol, maxiter=max_iter, precond=precond)
+    return out.X, out.history
 
 
 def _nystrom_factor(C, cols):
@@ -312,7 +206,12 @@ class _SketchedKernelRidgeBase(KernelParamsMixin, BaseEstimator):
         y = np.asarray(y, dtype=np.float64)
         Y = y.reshape(-1, 1) if y.ndim == 1 else y
         n = X.shape[0]
-        c = min(c, n)
+        if c > n:  # as scikit-learn's Nystroem
+            warnings.warn(
+                f"n_components ({c}) > n_samples ({n}): n_components was set to n_samples "
+                "(every sample a landmark: the whole kernel matrix is evaluated)",
+                UserWarning, stacklevel=2)
+            c = n
         cache_bytes = cache * 2.0**20
         if solver == "auto":
             solver = "pcg" if 8.0 * n * n <= cache_bytes else "restricted"
@@ -366,15 +265,15 @@ class _SketchedKernelRidgeBase(KernelParamsMixin, BaseEstimator):
         def precond(V):
             # two memory-bound reads of F: row chunks on all threads
             with serial_blas():
-                FtV = tall_tmul(F, V, _KERNEL_ROWS_PER_CHUNK)
-                return (V - tall_mul(F, inner(FtV), _KERNEL_ROWS_PER_CHUNK)) / alpha
+                FtV = tall_tmul(F, V, _ROWS_PER_CHUNK)
+                return (V - tall_mul(F, inner(FtV), _ROWS_PER_CHUNK)) / alpha
 
-        op = _KernelOperator(K, cache_bytes)
-        if op.cached < op.n:  # kernel blocks recomputed: compute-bound, all BLAS threads
-            return _pcg(lambda V: op(V) + alpha * V, precond, Y, tol, max_iter)
+        op = as_linear_map(K, cache_bytes=cache_bytes)
+        if op.recomputes:  # kernel blocks recomputed: compute-bound, all BLAS threads
+            return _pcg(lambda V: op.matmat(V) + alpha * V, precond, Y, tol, max_iter)
         # memory-bound products with few columns: idle BLAS threads only spin
         with serial_blas():
-            return _pcg(lambda V: op(V) + alpha * V, precond, Y, tol, max_iter)
+            return _pcg(lambda V: op.matmat(V) + alpha * V, precond, Y, tol, max_iter)
 
     def predict(self, X: MatrixLike) -> NDArray[np.floating]:
         """Predict with the kernel expansion ``k(X, X_fit_) @ dual_coef_``.
@@ -434,7 +333,8 @@ class SketchedKernelRidge(MultiOutputMixin, RegressorMixin, _SketchedKernelRidge
     kernel_params : dict, optional
         More parameters of a callable kernel.
     n_components : int, default 500
-        Number of landmarks c (clipped to n_samples).
+        Number of landmarks c (clipped to n_samples, with a warning, as
+        scikit-learn's Nystroem does).
     landmarks : {"rpcholesky", "uniform", "ridge-leverage"}, default "rpcholesky"
         How the landmarks are chosen (see :func:`sketchlab.nystrom`);
         "rpcholesky" is the accelerated randomly pivoted Cholesky.

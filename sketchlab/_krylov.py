@@ -44,21 +44,20 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from ._config import serial_blas
 from ._errors import DEFAULT_PROBES, frobenius_identity_estimate, lowrank_probe_estimate
-from ._linalg import GrowingBasis, product, squared_frobenius, svd, svd_values, tall_mul
-from ._products import csr_times_dense, csr_transpose
-from ._results import SVDResult
-from ._validation import as_generator, as_matrix, check_int, check_tol, result_dtype
+from ._linalg import GrowingBasis, svd, svd_values, tall_mul
+from ._linear_map import as_linear_map
+from ._results import SVDResult, warn_unconverged
+from ._validation import as_generator, check_int, check_tol
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from ._validation import MatrixLike
 
-__all__ = ["krylov_svd", "KrylovProducts", "krylov_core", "krylov_run"]
+__all__ = ["krylov_svd", "krylov_core", "krylov_run"]
 
 
 # k mode (no tol, no passes): stop when no singular value of the top k rose
@@ -78,76 +77,6 @@ _BASIS_BYTES = 1 << 30
 # tol mode without k: the rank found must have stopped falling (it only
 # falls, pass after pass) by more than this fraction over the last pass
 _RANK_SETTLED = 0.02
-
-
-class KrylovProducts:
-    """A as its products ``A @ W`` and ``A.T @ Z``, one pass over A each.
-
-    The sparse products run in a Numba loop over output rows (CSR for
-    ``A @ W``, the CSR of A^T, built once on first use, for ``A.T @ Z``):
-    about twice as fast as scipy's on two threads, and the same for any
-    thread count.  Dense products are BLAS calls (under the caller's
-    ``serial_blas``).  A LinearOperator's own ``matmat`` / ``rmatmat``.
-    """
-
-    writes_into = True  # right/left take out=: see _product
-
-    def __init__(self, A: Any, dtype: np.dtype):
-        self.A = A
-        self.dtype = dtype
-        self.shape = tuple(A.shape)
-        self._rows = self._cols = None  # CSR arrays of A and of A^T
-        if sp.issparse(A):
-            if A.format == "csr":
-                self._rows = A
-            else:
-                self._cols = A.T  # CSC of A: the CSR of A^T, no copy
-            self.kind = "sparse"
-        elif isinstance(A, np.ndarray):
-            self.kind = "dense"
-        else:
-            self.kind = "operator"
-
-    def frobenius2(self) -> float | None:
-        """``||A||_F^2``, None for a LinearOperator (not known without n products)."""
-        return None if self.kind == "operator" else squared_frobenius(self.A)
-
-    def right(self, W: NDArray[np.floating], out: Any = None) -> NDArray[np.floating]:
-        """``A @ W`` (m x b), written into ``out`` (an m x b array of any
-        layout) where the product can be, else a fresh array."""
-        if self.kind == "sparse":
-            if self._rows is None:
-                self._rows = csr_transpose(self._cols)  # CSC A: the CSR of A^T, transposed
-            return _csr_times(self._rows, W, self.dtype, out)
-        if self.kind == "dense":
-            return product(self.A, W)
-        return self._checked(self.A.matmat(W), (self.shape[0], W.shape[1]), "matmat")
-
-    def left(self, Z: NDArray[np.floating], out: Any = None) -> NDArray[np.floating]:
-        """``A.T @ Z`` (n x b), into ``out`` as :meth:`right`."""
-        if self.kind == "sparse":
-            if self._cols is None:
-                self._cols = csr_transpose(self._rows)
-            return _csr_times(self._cols, Z, self.dtype, out)
-        if self.kind == "dense":
-            return product(self.A.T, Z)
-        return self._checked(self.A.rmatmat(Z), (self.shape[1], Z.shape[1]), "rmatmat")
-
-    def _checked(self, Y, shape, what):
-        Y = np.asarray(Y)
-        if Y.shape != shape:
-            raise ValueError(f"A.{what} returned an array of shape {Y.shape}, expected {shape}")
-        if not np.isfinite(Y).all():
-            raise ValueError(f"A.{what} returned values that are not finite")
-        return np.array(Y, dtype=self.dtype)  # a copy: the bases overwrite it
-
-
-def _csr_times(X, W, dtype, out):
-    """``X @ W`` for CSR X (W cast to X's dtype: one compiled loop per dtype),
-    into ``out`` when given (the basis buffer's next block: no copy after)."""
-    if out is not None and (out.shape != (X.shape[0], W.shape[1]) or out.dtype != dtype):
-        out = None
-    return csr_times_dense(X, np.ascontiguousarray(W, dtype=dtype), out)
 
 
 # ---------------------------------------------------------------------------
@@ -208,13 +137,10 @@ def _settled(rise, prev_rise, s, rtol):
 
 
 def _product(ops, side, X, basis):
-    """``ops.right(X)`` or ``ops.left(X)``, written straight into the basis's
-    next block when the products can (``ops.writes_into``:
-    :class:`KrylovProducts`)."""
-    multiply = getattr(ops, side)
-    if getattr(ops, "writes_into", False):
-        return multiply(X, out=basis.reserve(X.shape[1]))
-    return multiply(X)
+    """``A X`` (side "right") or ``A^T X`` ("left"), written straight into
+    the basis's next block."""
+    multiply = ops.matmat if side == "right" else ops.rmatmat
+    return multiply(X, out=basis.reserve(X.shape[1]))
 
 
 def _margin(norm2, eps, shape):
@@ -229,7 +155,7 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
                 max_passes: int = _DEFAULT_PASSES) -> dict[str, Any]:
     """The iteration without input validation (in-memory and dask fronts).
 
-    ``ops`` has ``right(W) = A @ W`` and ``left(Z) = A.T @ Z``; ``norm2`` is
+    ``ops`` is the :class:`~sketchlab._linear_map.LinearMap` of A; ``norm2`` is
     ``||A||_F^2`` (needed with tol), or a function that gives it after the
     first pass (a dask A: computed in that pass); ``rtol`` the k mode's rule (largest
     rise of a singular value over a pass, relative), ``max_passes`` its
@@ -385,21 +311,7 @@ def _estimate_from_probes(ops, out, gen, dtype):
     """The answer's ErrorEstimate from Gaussian probes of the error (one more
     pass over A: ``A G`` for a fresh n x q Gaussian G)."""
     G = gen.standard_normal((ops.shape[1], DEFAULT_PROBES)).astype(dtype)
-    return lowrank_probe_estimate(ops.right(G), G, out["U"], out["s"], out["Vt"])
-
-
-def _check_input(A):
-    from scipy.sparse.linalg import LinearOperator
-
-    if isinstance(A, LinearOperator):
-        if len(A.shape) != 2:
-            raise ValueError(f"A must be 2-D, got shape {A.shape}")
-        dtype = result_dtype(np.dtype(A.dtype) if A.dtype is not None else np.float64)
-        if np.dtype(dtype).kind != "f":
-            raise TypeError(f"A must be a real LinearOperator, got dtype {A.dtype}")
-        return A, dtype
-    A = as_matrix(A, "A")
-    return A, A.dtype
+    return lowrank_probe_estimate(ops.matmat(G), G, out["U"], out["s"], out["Vt"])
 
 
 def krylov_svd(A: MatrixLike, k: int | None = None, *, tol: float | None = None,
@@ -470,8 +382,8 @@ def krylov_svd(A: MatrixLike, k: int | None = None, *, tol: float | None = None,
         rank found for ``tol``.  ``res.passes`` is the number of passes over
         A made, ``res.converged`` whether the stopping rule (k: the singular
         values settled; tol: met) was met within the passes (True after
-        the asked number of ``passes`` without tol), ``res.error_estimate``
-        as above.
+        the asked number of ``passes`` without tol; False whenever ``tol``
+        was not met), ``res.error_estimate`` as above.
 
     Raises
     ------
@@ -481,10 +393,13 @@ def krylov_svd(A: MatrixLike, k: int | None = None, *, tol: float | None = None,
 
     Warns
     -----
+    ConvergenceWarning
+        (scikit-learn's, where it is installed) When ``tol`` was not met
+        within the passes, or the singular values had not settled within the
+        default bound (``converged`` is then False).
     UserWarning
-        When ``tol`` was not met within the passes; with ``passes`` given,
-        when as many equal singular values as the block has columns came out
-        among the top k (some copies may be missing).
+        With ``passes`` given, when as many equal singular values as the block
+        has columns came out among the top k (some copies may be missing).
 
     Notes
     -----
@@ -540,8 +455,8 @@ def run_krylov_svd(A, k, *, tol, passes, block_size, rng, estimate_error, rtol=_
                    max_passes=_DEFAULT_PASSES, stacklevel=3):
     """krylov_svd with the k mode's rule ``rtol`` and pass bound ``max_passes``
     (the estimators' ``tol``)."""
-    A, dtype = _check_input(A)
-    return krylov_run(KrylovProducts(A, dtype), A.shape, dtype, k=k, tol=tol, passes=passes,
+    ops = as_linear_map(A)
+    return krylov_run(ops, ops.shape, ops.dtype, k=k, tol=tol, passes=passes,
                       block_size=block_size, rng=rng, estimate_error=estimate_error, rtol=rtol,
                       max_passes=max_passes, stacklevel=stacklevel + 1)
 
@@ -550,10 +465,10 @@ def krylov_run(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k, tol, pas
                rng, estimate_error, rtol=_CONVERGED, max_passes=_DEFAULT_PASSES,
                stacklevel=3) -> SVDResult:
     """The parameters' checks, the iteration and its result, for any
-    products: ``ops`` has ``right(W)``, ``left(Z)``, ``shape`` and
-    ``frobenius2()`` (``||A||_F^2``; None when unknown; or a function that
-    gives it after the first pass, which computes it: a dask A).  The
-    in-memory and the dask fronts differ only in their ``ops``."""
+    :class:`~sketchlab._linear_map.LinearMap` ``ops`` (whose ``frobenius2()``
+    is ``||A||_F^2``, None when unknown, or a function that gives it after
+    the first pass, which computes it: a dask A).  The in-memory and the
+    dask fronts differ only in their ``ops``."""
     k, tol, passes, block_size = check_parameters(shape, k, tol, passes, block_size,
                                                   estimate_error)
     norm2 = ops.frobenius2()
@@ -612,12 +527,20 @@ def check_parameters(shape, k, tol, passes, block_size, estimate_error):
 
 def finish(out, ops, tol, estimate_error, gen, dtype, stacklevel=3):
     """The SVDResult of :func:`krylov_core`'s answer, with its estimate and
-    the warning of an unmet tolerance."""
+    the warnings of an unmet tolerance or an unsettled iteration
+    (``ConvergenceWarning``: ``converged`` is False then)."""
+    converged = out["converged"]
     if tol is not None and not out["met"]:
+        converged = False
         rel = math.sqrt(max(out["err2"], 0.0) / out["norm2"]) if out["norm2"] else 0.0
-        warnings.warn(
+        warn_unconverged(
             f"krylov_svd: tol={tol} not met in {out['passes']} passes over A (relative error "
             f"{rel:.3g} at rank {out['rank']}); pass a larger passes= (or block_size=)",
+            stacklevel=stacklevel)
+    elif not converged:
+        warn_unconverged(
+            f"krylov_svd: the top {out['rank']} singular values had not settled after "
+            f"{out['passes']} passes over A (the bound); pass passes= or a larger block_size=",
             stacklevel=stacklevel)
     estimate = None
     passes = out["passes"]
@@ -628,4 +551,4 @@ def finish(out, ops, tol, estimate_error, gen, dtype, stacklevel=3):
             estimate = _estimate_from_probes(ops, out, gen, dtype)
             passes += 1
     return SVDResult(out["U"], out["s"], out["Vt"], error_estimate=estimate, passes=passes,
-                     converged=out["converged"])
+                     converged=converged)

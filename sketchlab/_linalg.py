@@ -92,6 +92,7 @@ __all__ = [
     "sketch_basis",
     "squared_frobenius",
     "frobenius_parts",
+    "largest_magnitude",
     "square_safe_exponent",
 ]
 
@@ -720,6 +721,27 @@ def squared_frobenius(A: Matrix) -> float:
         return ssq
     with np.errstate(over="ignore"):
         return float(np.ldexp(ssq, 2 * e))
+
+
+def largest_magnitude(A: Matrix) -> float:
+    """``max |A_ij|`` of a dense or sparse A (0 for an empty or zero A), in one
+    compiled pass over the values (no temporary the size of A)."""
+    from ._jit import threads_for
+    from ._jit.reductions import CHUNK, chunk_squares
+
+    data = A.data if sp.issparse(A) else np.asarray(A)
+    if not sp.issparse(A):
+        data = data.ravel(order="K") if data.flags.c_contiguous or data.flags.f_contiguous \
+            else data.ravel()
+    if data.size == 0:
+        return 0.0
+    if data.dtype not in (np.float32, np.float64):
+        data = data.astype(np.float64)
+    nchunks = (data.size + CHUNK - 1) // CHUNK
+    sums, maxs = np.empty(nchunks), np.empty(nchunks)
+    with threads_for(data.size):
+        chunk_squares(data, 1.0, sums, maxs)
+    return float(maxs.max())
 
 
 def frobenius_parts(A: Matrix) -> tuple[int, float]:

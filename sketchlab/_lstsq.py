@@ -32,6 +32,7 @@ for any number of threads.
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -39,11 +40,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from ._cg import ConjugateGradients
 from ._config import serial_blas
-from ._linalg import qr_r, svd
-from ._operators import SketchOperator
-from ._products import Products
-from ._results import result_type
+from ._linalg import largest_magnitude, qr_r, svd
+from ._operators import SketchOperator, apply_validated
+from ._linear_map import as_linear_map
+from ._results import result_type, warn_unconverged
 from ._validation import (
     as_matrix,
     check_choice,
@@ -51,7 +53,6 @@ from ._validation import (
     check_random_state,
     check_sketchable,
     check_tol,
-    trusted,
 )
 
 if TYPE_CHECKING:
@@ -174,24 +175,29 @@ else:
 
 @dataclass
 class _Problem:
-    """A validated problem: ``A`` (m x n), ``B`` (m x k), in the working dtype."""
+    """A validated problem: A (m x n, as its linear map ``ops``), ``B``
+    (m x k), in the working dtype, both scaled by powers of two into a range
+    where no square over- or underflows (``x = 2**x_exp x'`` and
+    ``r = 2**r_exp r'`` map the scaled problem's answers back, exactly)."""
 
-    A: Any
+    ops: Any  # the LinearMap of A
     B: np.ndarray
     vector: bool  # b was 1-D
     damp: float
-    ops: Any = None  # the Products of A
+    x_exp: int = 0
+    r_exp: int = 0
 
-    def __post_init__(self):
-        self.ops = Products(self.A)
+    @property
+    def A(self):
+        return self.ops.entries
 
     @property
     def shape(self):
-        return self.A.shape
+        return self.ops.shape
 
     @property
     def dtype(self):
-        return self.B.dtype
+        return self.ops.dtype
 
 
 @dataclass
@@ -228,33 +234,61 @@ def _check_damp(damp):
 
 
 def _check_matrix(A):
-    A = as_matrix(A, "A")
-    m, n = A.shape
+    """The linear map of a checked, tall, non-empty A with entries."""
+    ops = as_linear_map(A, "A")
+    m, n = ops.shape
+    if ops.entries is None:
+        raise TypeError(
+            f"A must be a dense array or a scipy.sparse matrix (sketching needs its entries), "
+            f"got {type(A).__name__}; for an operator given only by its products use "
+            "scipy.sparse.linalg.lsqr or lsmr (with sketchlab.sketch_preconditioner of a "
+            "matrix that approximates it)")
     if m == 0 or n == 0:
-        raise ValueError(f"A must have at least one row and one column, got shape {A.shape}")
+        raise ValueError(f"A must have at least one row and one column, got shape {ops.shape}")
     if m < n:
         raise ValueError(
             f"A must be tall (rows >= columns) for a sketched least-squares solve, got shape "
-            f"{A.shape}; for an underdetermined system use scipy.linalg.lstsq or "
+            f"{ops.shape}; for an underdetermined system use scipy.linalg.lstsq or "
             "scipy.sparse.linalg.lsqr (minimum-norm solution)"
         )
-    check_sketchable(A.shape, "A")
-    return A
+    check_sketchable(ops.shape, "A")
+    return ops
+
+
+# Entries whose largest magnitude lies in [2**-_SAFE_EXP, 2**_SAFE_EXP] (A's
+# and b's alike) are solved as they are: no square or product of squares the
+# iterations form over- or underflows.  Outside, A and b are scaled by powers
+# of two (exact) into that range, and x and the residual scaled back.
+_SAFE_EXP = 100
+
+
+def _safe_exponent(top):
+    """The binary exponent that brings ``top`` to [0.5, 1), or 0 when it is
+    in the safe range (or zero)."""
+    if top == 0.0 or 2.0 ** -_SAFE_EXP <= top <= 2.0 ** _SAFE_EXP:
+        return 0
+    return math.frexp(top)[1]
 
 
 def _check_problem(A, b, damp):
-    A = _check_matrix(A)
-    m, n = A.shape
+    ops = _check_matrix(A)
+    m, n = ops.shape
     b = as_matrix(b, "b", allow_1d=True, sparse=False)
     if b.shape[0] != m:
-        raise ValueError(f"b must have {m} rows (A has shape {A.shape}), got shape {b.shape}")
+        raise ValueError(f"b must have {m} rows (A has shape {ops.shape}), got shape {b.shape}")
     if b.ndim == 2 and b.shape[1] == 0:
         raise ValueError(f"b must have at least one column, got shape {b.shape}")
-    dtype = np.dtype(np.float32) if A.dtype == b.dtype == np.float32 else np.dtype(np.float64)
-    if A.dtype != dtype:
-        A = A.astype(dtype)
+    dtype = np.dtype(np.float32) if ops.dtype == b.dtype == np.float32 else np.dtype(np.float64)
+    ops = ops.astype(dtype)
     B = np.ascontiguousarray(b.reshape(m, -1), dtype=dtype)
-    return _Problem(A, B, b.ndim == 1, _check_damp(damp))
+    damp = _check_damp(damp)
+    ea = _safe_exponent(largest_magnitude(ops.entries))
+    eb = _safe_exponent(float(np.max(np.abs(B))) if B.size else 0.0)
+    if ea:
+        ops, damp = ops.scaled(-ea), math.ldexp(damp, -ea)
+    if eb:
+        B = np.ldexp(B, -eb).astype(dtype, copy=False)
+    return _Problem(ops, B, b.ndim == 1, damp, x_exp=eb - ea, r_exp=eb)
 
 
 def default_sketch_size(entries, n):
@@ -339,9 +373,8 @@ def _sketch(problem, S, with_rhs=True):
                 block = sp.hstack([block, sp.csr_matrix(B[r0:r1])], format=block.format)
             else:
                 block = np.hstack([block, B[r0:r1]])
-        with trusted(block):  # rows of the checked A and b
-            S.apply(block, axis=0, offset=r0, out=SAB[:, :block.shape[1]], accumulate=True,
-                    check_finite=False)
+        # rows of the checked A and b: no second check
+        apply_validated(S, block, 0, offset=r0, out=SAB[:, :block.shape[1]], accumulate=True)
     # LAPACK's QR wants column-major: one copy (with the damping rows), then in place
     M = np.zeros((d + (n if damp else 0), n + k), dtype=dtype, order="F")
     M[:d] = SAB
@@ -401,7 +434,7 @@ def _backward_error(problem, sk, X, Rres, AtR, normA):
 
 
 def _gradient(problem, X, Rres):
-    G = problem.ops.rmatmul(Rres)
+    G = problem.ops.rmatmat(Rres)
     if problem.damp:
         G -= (problem.damp * problem.damp) * X
     return G
@@ -433,7 +466,7 @@ class _Refinement:
 
     def state(self, X):
         """(residual, gradient, backward error) at X."""
-        Rres = self.problem.B - self.problem.ops.matmul(X)
+        Rres = self.problem.B - self.problem.ops.matmat(X)
         G = _gradient(self.problem, X, Rres)
         be = _backward_error(self.problem, self.sk, X, Rres, G, self.normA)
         return Rres, G, be
@@ -510,23 +543,9 @@ def _heavy_ball(ref, c):
 
 def _conjugate_gradients(ref, c):
     """Conjugate gradients on M dy = c from dy = c, each column on its own (SPIR)."""
-    dy = c.copy()
-    res = c - ref.matvec(dy)
-    rsq = np.einsum("ij,ij->j", res, res)
-    p = res.copy()
-    tiny = np.finfo(c.dtype).tiny
-    while True:
-        Mp = ref.matvec(p)
-        curv = np.einsum("ij,ij->j", p, Mp)
-        alpha = np.where(curv > tiny, rsq / np.where(curv > tiny, curv, 1.0), 0.0)
-        step = p * alpha
-        dy = dy + step
-        res = res - Mp * alpha
-        new_rsq = np.einsum("ij,ij->j", res, res)
-        beta = np.where(rsq > tiny, new_rsq / np.where(rsq > tiny, rsq, 1.0), 0.0)
-        rsq = new_rsq
-        p = res + p * beta
-        yield dy, step
+    cg = ConjugateGradients(ref.matvec, c, X0=c)
+    while cg.step_once():
+        yield cg.X, cg.step
 
 
 def _operators(problem, sk):
@@ -547,13 +566,13 @@ def _operators(problem, sk):
     def ap_mat(Y):
         X = p_mat(Y.reshape(r, -1))
         with serial_blas():
-            AX = ops.matmul(X)
+            AX = ops.matmat(X)
         return np.vstack([AX, damp * X]) if damp else AX
 
     def ap_rmat(U):
         U = U.reshape(U.shape[0], -1)
         with serial_blas():
-            G = ops.rmatmul(U[:m])
+            G = ops.rmatmat(U[:m])
         if damp:
             G = G + damp * U[m:]
         return pt_mat(G)
@@ -574,7 +593,7 @@ def _blendenpik(problem, sk, tol, maxiter):
     AP, P = _operators(problem, sk)
     X = sk.x0.copy()
     m, n = problem.shape
-    Rres = problem.B - problem.ops.matmul(X)
+    Rres = problem.B - problem.ops.matmat(X)
     if problem.damp:
         Rres = np.vstack([Rres, -problem.damp * X])
     iterations = 0
@@ -713,7 +732,7 @@ def lstsq(A: MatrixLike, b: ArrayLike, *, damp: float = 0.0, method: str = "foss
     sketch, size = _check_sketch(sketch, sketch_size, m, n, _entries(problem.A))
     tol = float(np.finfo(problem.dtype).eps) if tol is None else tol
     S = _make_operator(sketch, size, m, seed)
-    with serial_blas(), trusted(problem.A):
+    with serial_blas():
         sk = _sketch(problem, S)
         normA = float(np.linalg.norm(sk.s))  # ||S A||_F, within the distortion of ||A||_F
         X, iterations = sk.x0, 0
@@ -725,15 +744,24 @@ def lstsq(A: MatrixLike, b: ArrayLike, *, damp: float = 0.0, method: str = "foss
         else:
             if method == "blendenpik":
                 X, iterations = _blendenpik(problem, sk, tol, maxiter)
-            Rres = problem.B - problem.ops.matmul(X)
+            Rres = problem.B - problem.ops.matmat(X)
             be = _backward_error(problem, sk, X, Rres, _gradient(problem, X, Rres), normA)
         rnorm = _col_norms(Rres)
+    if problem.x_exp:
+        X = np.ldexp(X, problem.x_exp).astype(problem.dtype, copy=False)
+    if problem.r_exp:
+        rnorm = np.ldexp(rnorm, problem.r_exp).astype(rnorm.dtype, copy=False)
     x = X[:, 0] if problem.vector else X
     residual = float(rnorm[0]) if problem.vector else rnorm
     be_max = float(be.max())
+    converged = bool(be_max <= tol)
+    if not converged and method != "sketch-and-solve":
+        warn_unconverged(
+            f"lstsq (method={method!r}) stopped after {iterations} iterations at a backward "
+            f"error of {be_max:.3g} > tol={tol:.3g}; increase maxiter or sketch_size "
+            f"(now {size}; the default is 12 n)", stacklevel=2)
     return LstsqResult(x, residual, backward_error=be_max, iterations=int(iterations),
-                       converged=bool(be_max <= tol), method=method, sketch_size=size,
-                       rank=sk.rank)
+                       converged=converged, method=method, sketch_size=size, rank=sk.rank)
 
 
 def sketch_preconditioner(A: MatrixLike, *, damp: float = 0.0,
@@ -795,12 +823,12 @@ def sketch_preconditioner(A: MatrixLike, *, damp: float = 0.0,
     """
     damp = _check_damp(damp)
     seed = check_random_state(rng)
-    A = _check_matrix(A)
-    m, n = A.shape
-    problem = _Problem(A, np.zeros((m, 0), dtype=A.dtype), False, damp)
+    ops = _check_matrix(A)
+    m, n = ops.shape
+    problem = _Problem(ops, np.zeros((m, 0), dtype=ops.dtype), False, damp)
     sketch, size = _check_sketch(sketch, sketch_size, m, n, _entries(problem.A))
     S = _make_operator(sketch, size, m, seed)
-    with serial_blas(), trusted(A):
+    with serial_blas():
         sk = _sketch(problem, S, with_rhs=False)
     AP, P = _operators(problem, sk)
     return SketchPreconditioner(AP, P, singular_values=sk.s[:sk.rank].copy(), rank=sk.rank,

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["result_type", "SVDResult", "GMRResult"]
+__all__ = ["result_type", "SVDResult", "GMRResult", "convergence_warning", "warn_unconverged"]
 
 
 def result_type(name: str, fields: tuple[str, ...], extras: dict[str, Any], doc: str) -> type:
@@ -137,3 +137,31 @@ else:
         sketch_size : (int, int) or None
             ``(s_c, s_r)``, the sketch sizes used.
         """)
+
+
+_WARNING_CLASS: list[type] = []
+
+
+def convergence_warning() -> type:
+    """The class an iterative solver warns with when it stops unconverged:
+    scikit-learn's ``ConvergenceWarning`` where scikit-learn is installed
+    (so that one filter serves both libraries), else a ``UserWarning``
+    subclass of the same name.  Imported on the first warning, not with
+    sketchlab."""
+    if not _WARNING_CLASS:
+        try:
+            from sklearn.exceptions import ConvergenceWarning
+        except ImportError:
+            class ConvergenceWarning(UserWarning):  # type: ignore[no-redef]
+                """An iterative solver stopped before its stopping rule was met."""
+
+            ConvergenceWarning.__module__ = "sketchlab"
+        _WARNING_CLASS.append(ConvergenceWarning)
+    return _WARNING_CLASS[0]
+
+
+def warn_unconverged(message: str, stacklevel: int = 3) -> None:
+    """Warn with :func:`convergence_warning`'s class."""
+    import warnings
+
+    warnings.warn(message, convergence_warning(), stacklevel=stacklevel)

@@ -57,6 +57,7 @@ except ImportError as exc:  # pragma: no cover - dask is an optional extra
 
 from . import _cur, _krylov, _svd
 from ._config import serial_blas
+from ._linear_map import LinearMap, as_linear_map
 from ._dask_pass import Pass, as_block, bounds, check_array, check_operator, ops_chunk, state_chunk
 from ._operators import SketchOperator
 from ._operators import sketch_both as _sketch_both
@@ -364,33 +365,35 @@ cur: Callable[..., CURDecomposition] = _front(
 # -- block Krylov: one pass over the chunks per product ------------------------
 
 
-def _krylov_chunk(raw, where, offsets, shape, payload, dtype):
+def _product_chunk(raw, where, offsets, shape, payload, dtype):
     """The chunk's share of ``A @ W`` (``X W[j0:j0+w]``) or ``A^T @ Z`` (``X^T
-    Z[i0:i0+h]``) by the in-memory :class:`~sketchlab._krylov.KrylovProducts`,
-    and with ``squares`` its ``||X||_F^2``."""
+    Z[i0:i0+h]``) by the in-memory linear map of the block, and with
+    ``squares`` its ``||X||_F^2``."""
     side, W, squares = payload
     (i0, j0), (h, w) = offsets, shape
-    ops = _krylov.KrylovProducts(as_block(raw, where, shape, dtype), dtype)
+    block = as_linear_map(as_block(raw, where, shape, dtype))  # checked by as_block
     with serial_blas():  # the same sums whatever the worker's BLAS threads
-        part = ops.right(W[j0:j0 + w]) if side == "right" else ops.left(W[i0:i0 + h])
+        part = block.matmat(W[j0:j0 + w]) if side == "right" else block.rmatmat(W[i0:i0 + h])
     return {"prod": np.asarray(part, dtype=dtype),
-            "sq": np.array(ops.frobenius2()) if squares else None}
+            "sq": np.array(block.frobenius2()) if squares else None}
 
 
-class _KrylovChunks:
-    """The ``ops`` of :func:`~sketchlab._krylov.krylov_core` for a dask A:
-    ``right(W) = A @ W`` and ``left(Z) = A.T @ Z``, one pass over the chunks
-    each; the first also sums ``||A||_F^2`` (``norm2``)."""
+class ChunkMap(LinearMap):
+    """The linear map of a dask A: ``A @ W`` and ``A.T @ Z``, one pass over
+    the chunks each, summed in fixed trees; the first pass also sums
+    ``||A||_F^2`` (:meth:`frobenius2` gives a function that returns it after
+    that pass)."""
 
     def __init__(self, A, dtype, scheduler):
-        self.A, self.dtype, self.scheduler, self.shape = A, dtype, scheduler, A.shape
+        super().__init__(A.shape, dtype)
+        self.array, self.scheduler = A, scheduler
         self.norm2, self.count = None, 0
 
-    def _run(self, side, W):
+    def _run(self, side, W, out):
         W = np.ascontiguousarray(W, dtype=self.dtype)
         squares, self.count = self.norm2 is None, self.count + 1
-        graph = Pass(self.A, f"sketchlab-krylov-{side}-{tokenize(self.A, W, self.count)}",
-                     _krylov_chunk, (side, W, squares), self.dtype, outputs=("prod", "sq"))
+        graph = Pass(self.array, f"sketchlab-product-{side}-{tokenize(self.array, W, self.count)}",
+                     _product_chunk, (side, W, squares), self.dtype, outputs=("prod", "sq"))
         parts, total = graph.compute([graph.sums(1 if side == "right" else 0, "p", "prod"),
                                       graph.sums(None, "sq", "sq") if squares else []],
                                      self.scheduler)
@@ -398,17 +401,25 @@ class _KrylovChunks:
             self.norm2 = float(total[0])
         return np.concatenate(parts, axis=0)  # a new array: owned and writable
 
-    right = functools.partialmethod(_run, "right")  # A @ W
-    left = functools.partialmethod(_run, "left")  # A.T @ Z
+    def _matmat(self, X, out):
+        return self._run("right", X, out)
+
+    def _rmatmat(self, Y, out):
+        return self._run("left", Y, out)
 
     def frobenius2(self):
         return lambda: self.norm2  # summed in the first pass
 
 
+def chunk_map(A: da.Array, scheduler: Any = None) -> ChunkMap:
+    """The :class:`ChunkMap` of a dask array (its dtype and chunks checked)."""
+    return ChunkMap(A, check_array(A), scheduler)
+
+
 def _krylov_passes(*, A, k, tol, passes, block_size, rng, estimate_error, scheduler):
-    """:func:`sketchlab.krylov_svd` of a dask A: the in-memory run over :class:`_KrylovChunks`."""
-    dtype = check_array(A)
-    return _krylov.krylov_run(_KrylovChunks(A, dtype, scheduler), A.shape, dtype, k=k, tol=tol,
+    """:func:`sketchlab.krylov_svd` of a dask A: the in-memory run over its :class:`ChunkMap`."""
+    ops = chunk_map(A, scheduler)
+    return _krylov.krylov_run(ops, A.shape, ops.dtype, k=k, tol=tol,
                               passes=passes, block_size=block_size, rng=rng,
                               estimate_error=estimate_error, stacklevel=4)
 

@@ -182,36 +182,6 @@ def test_auto_solver_and_kernel_cache():
     assert auto.solver_ == "restricted"
 
 
-@pytest.mark.parametrize("cache_mb", [64.0, 10.0, 0.0])  # tiles / some rows / none stored
-def test_kernel_operator_is_k_times_v(cache_mb):
-    """The pcg solver's operator: the lower block triangle in 2,048-row tiles
-    when it fits (exactly symmetric), else the first rows stored and the
-    others recomputed; K V to rounding, the same bits for 1 and 2 threads."""
-    from sketchlab._kernel_matrices import kernel_oracle
-    from sketchlab._krr import _KernelOperator
-
-    rng = np.random.default_rng(12)
-    X = rng.standard_normal((2100, 6))
-    V = rng.standard_normal((2100, 3))
-    want = rbf_kernel(X, gamma=0.2) @ V
-    before = numba.get_num_threads()
-    got = []
-    try:
-        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
-            numba.set_num_threads(threads)
-            op = _KernelOperator(kernel_oracle(X, "rbf", gamma=0.2), cache_mb * 2.0**20)
-            got.append(op(V))
-    finally:
-        numba.set_num_threads(before)
-    assert (op.tiles is not None) == (cache_mb == 64.0)
-    assert op.cached == {64.0: 2100, 10.0: 624, 0.0: 0}[cache_mb]
-    np.testing.assert_array_equal(got[0], got[1])
-    np.testing.assert_allclose(got[0], want, rtol=0, atol=1e-11 * np.abs(want).max())
-    if op.tiles is not None:  # the stored diagonal blocks are exactly symmetric
-        for (r0, r1), T in zip(op.spans, op.tiles):
-            np.testing.assert_array_equal(T[:, r0:r1], T[:, r0:r1].T)
-
-
 def test_sparse_and_float32_input_give_the_dense_results():
     X, y, Xt = data()
     X[np.abs(X) < 0.8] = 0.0
@@ -306,3 +276,11 @@ def test_large_symmetric_kernel_block_is_tiled_and_symmetric():
     np.testing.assert_allclose(K, rbf_kernel(X, gamma=0.1), rtol=0, atol=1e-13)
     P = sl.PairwiseKernel(X, "polynomial", degree=2)[:, :]
     np.testing.assert_allclose(P, (X @ X.T / 6 + 1) ** 2, rtol=0, atol=1e-12 * np.abs(P).max())
+
+
+def test_more_components_than_samples_are_clipped_with_a_warning():
+    X = np.random.default_rng(0).standard_normal((40, 3))
+    y = X[:, 0]
+    with pytest.warns(UserWarning, match=r"n_components \(500\) > n_samples \(40\)"):
+        model = SketchedKernelRidge(alpha=0.1, random_state=0).fit(X, y)
+    assert model.landmark_indices_.size == 40

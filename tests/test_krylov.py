@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import aslinearoperator
 
 import sketchlab as sl
+from sketchlab._krylov import run_krylov_svd
 
 
 def with_spectrum(m, n, sv, seed=0):
@@ -436,3 +437,18 @@ def test_single_pass_warns_when_its_estimate_is_near_the_norm(func):
         func(A, 10, rng=0)  # no estimate asked for: nothing computed, no warning
         # a matrix the sketches capture: no warning
         func(with_spectrum(300, 200, 0.5 ** np.arange(200)), 5, rng=0, estimate_error=True)
+
+
+def test_an_unmet_tol_is_not_reported_as_converged():
+    A = np.random.default_rng(0).standard_normal((200, 150))  # a flat spectrum
+    with pytest.warns(sl.ConvergenceWarning, match="not met"):
+        res = sl.krylov_svd(A, 5, tol=1e-3, passes=3, rng=0)
+    assert res.converged is False
+
+
+def test_unsettled_values_warn_and_say_so():
+    A = np.random.default_rng(1).standard_normal((300, 300))
+    with pytest.warns(sl.ConvergenceWarning, match="had not settled"):
+        res = run_krylov_svd(A, 5, tol=None, passes=None, block_size=None, rng=0,
+                             estimate_error=False, rtol=1e-12, max_passes=4)
+    assert res.converged is False

@@ -280,7 +280,8 @@ def test_operator_as_sketch():
 
 def test_maxiter_limits_iterations():
     A, b, _ = ls_problem(500, 15, 1e8, 1e-4)
-    res = lstsq(A, b, maxiter=3, rng=23)
+    with pytest.warns(sketchlab.ConvergenceWarning, match="stopped after 3 iterations"):
+        res = lstsq(A, b, maxiter=3, rng=23)
     assert res.iterations <= 3 and not res.converged
     loose = lstsq(A, b, tol=1e-8, rng=23)
     tight = lstsq(A, b, rng=23)
@@ -465,3 +466,45 @@ def test_csr_transpose_is_scipys(shape, density):
         Y.data[lo:hi] = Y.data[lo:hi][::-1].copy()
         Y.has_sorted_indices = False
         assert np.array_equal(csr_transpose(Y).toarray(), X.T.toarray())
+
+
+def _conditioned(m, n, cond, seed):
+    gen = np.random.default_rng(seed)
+    U, _ = np.linalg.qr(gen.standard_normal((m, n)))
+    V, _ = np.linalg.qr(gen.standard_normal((n, n)))
+    return (U * np.logspace(0, -np.log10(cond), n)) @ V.T, gen.standard_normal(m)
+
+
+@pytest.mark.parametrize("scale", [2.0 ** -1022, 1e-300, 2.0 ** -900, 1e-100, 1e-10, 1.0, 1e10,
+                                   1e100, 1e300])
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_the_answer_does_not_depend_on_the_scale_of_the_problem(scale, fmt):
+    """Every stopping rule and tolerance is relative: A and b scaled by any
+    factor from the smallest normal number to 1e300 give scipy's x (a 300 x
+    12 problem of condition number 1e2 once returned x 137% away with
+    converged=True and 0 iterations at 1e-100)."""
+    A, b = _conditioned(300, 12, 1e2, 0)
+    x_ref = sla.lstsq(A, b)[0]
+    form = sp.csr_matrix if fmt == "csr" else np.asarray
+    ref = lstsq(form(A), b, rng=0)
+    As = form(A * scale)
+    res = lstsq(As, b * scale, rng=0)
+    assert res.converged and res.iterations > 0
+    assert 0 < res.backward_error <= np.finfo(float).eps
+    # forward error of a backward-stable solve with a large residual: about
+    # cond^2 eps ||r|| / (||A|| ||x||), some 1e-13 here (the smallest scale
+    # makes A's entries subnormal numbers, which keep fewer digits)
+    rtol = 1e-8 if scale < 1e-300 else 1e-10
+    np.testing.assert_allclose(res.x, x_ref, rtol=rtol, atol=0)
+    np.testing.assert_allclose(res.residual_norm / scale, ref.residual_norm, rtol=rtol)
+    if scale == 2.0 ** -900:  # an exact power of two, all entries normal: the same bits
+        np.testing.assert_array_equal(res.x, ref.x)
+
+
+def test_an_unconverged_solve_warns():
+    """A sketch of n + 1 rows is a poor embedding: the iteration stops at
+    maxiter far from the answer, and says so."""
+    A, b = _conditioned(300, 12, 1e2, 0)
+    with pytest.warns(sketchlab.ConvergenceWarning, match="backward error"):
+        res = lstsq(A, b, sketch_size=13, rng=0)
+    assert not res.converged

@@ -1,0 +1,163 @@
+"""Conjugate gradients, once: preconditioned, block right-hand sides, residual history.
+
+The one conjugate-gradient iteration of the package (kernel ridge
+regression, the refinement rounds of least squares, ridge regression).  The
+columns of ``B`` are solved together, one product with the operator per
+iteration for all of them, each column with its own step sizes (Hestenes
+and Stiefel's CG on each column; not block CG, whose shared Krylov space
+needs a rank-revealing step).  A column stops when its relative residual
+``||b - A x|| / ||b||`` (by the recurrence) is at most ``tol``, or when its
+curvature ``p^T A p`` or ``r^T M r`` is no longer positive (converged to
+rounding, or the operator is not positive definite on it): it then keeps
+its last iterate and costs nothing more.
+
+Every rule is relative: the same iterates, to rounding, for the operator and
+the right-hand sides scaled by any power of two (and by any factor, where no
+value over- or underflows).
+
+:class:`ConjugateGradients` is the iteration, one :meth:`step_once` at a
+time (the caller decides when to stop: least squares checks its backward
+error every few steps); :func:`pcg` runs it to ``tol`` or ``maxiter`` and
+returns a :class:`CGResult`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["ConjugateGradients", "pcg", "CGResult"]
+
+
+class CGResult(NamedTuple):
+    """``X`` (n x t), ``history`` ((iterations + 1) x t relative residuals,
+    the first row before the first step), ``iterations``, ``converged``
+    (every column at or below tol)."""
+
+    X: NDArray[np.floating]
+    history: NDArray[np.floating]
+    iterations: int
+    converged: bool
+
+
+def _col_dots(X, Y):
+    return np.einsum("ij,ij->j", X, Y)
+
+
+_SAFE_EXP = 100
+
+
+def _exponent(top):
+    """The binary exponent that brings ``top`` to [0.5, 1) when it lies
+    outside [2**-100, 2**100], else 0 (0 for zero or a value not finite)."""
+    if top == 0.0 or not np.isfinite(top) or 2.0 ** -_SAFE_EXP <= top <= 2.0 ** _SAFE_EXP:
+        return 0
+    return math.frexp(top)[1]
+
+
+class ConjugateGradients:
+    """Conjugate gradients on ``A X = B`` (A symmetric positive definite,
+    given by ``matvec``), preconditioned by ``precond`` (``V -> M^-1 V``;
+    None: none), from ``X0`` (default zero); ``matvec`` and ``precond``
+    receive the active columns only.
+
+    After construction and after every :meth:`step`: ``X`` (the iterates,
+    n x t), ``step`` (what the last step added to X), ``residual`` (each
+    column's relative residual ``||r|| / ||b||``, by the recurrence),
+    ``active`` (the columns still iterating: residual above ``tol``, when
+    given, and positive curvature so far), ``iterations``."""
+
+    def __init__(self, matvec: Callable[[Any], Any], B: NDArray[np.floating], *,
+                 precond: Callable[[Any], Any] | None = None, X0: Any = None,
+                 tol: float | None = None):
+        self.matvec, self.precond, self.tol = matvec, precond, tol
+        t = B.shape[1]
+        # columns of B whose largest magnitude lies outside [2**-100, 2**100]
+        # are scaled by a power of two (exact: the iterates are the exact
+        # images of the unscaled ones) so that no dot product over- or
+        # underflows; X and step give them back in B's scale
+        top = np.max(np.abs(B), axis=0) if B.shape[0] else np.zeros(t)
+        self.exps = np.array([_exponent(float(v)) for v in top], dtype=np.int64)
+        if self.exps.any():
+            B = np.ldexp(B, -self.exps).astype(B.dtype, copy=False)
+            if X0 is not None:
+                X0 = np.ldexp(X0, -self.exps).astype(B.dtype, copy=False)
+        self._X = np.zeros_like(B) if X0 is None else np.array(X0, dtype=B.dtype)
+        self.R = B.copy() if X0 is None else B - matvec(self._X)
+        bnorm = np.linalg.norm(B, axis=0)
+        self.scale = np.where(bnorm > 0, bnorm, 1.0)
+        self.residual = np.linalg.norm(self.R, axis=0) / self.scale
+        self.active = np.ones(t, dtype=bool) if tol is None else self.residual > tol
+        Z = self.R if precond is None else precond(self.R)
+        self.P = Z.copy()
+        self.rz = _col_dots(self.R, Z)
+        self._step = np.zeros_like(B)
+        self.iterations = 0
+
+    @property
+    def X(self) -> NDArray[np.floating]:
+        """The iterates (n x t), in B's scale."""
+        return self._X if not self.exps.any() else \
+            np.ldexp(self._X, self.exps).astype(self._X.dtype, copy=False)
+
+    @property
+    def step(self) -> NDArray[np.floating]:
+        """What the last step added to X, in B's scale."""
+        return self._step if not self.exps.any() else \
+            np.ldexp(self._step, self.exps).astype(self._step.dtype, copy=False)
+
+    def step_once(self) -> bool:
+        """One step on the active columns; False (and nothing done) when none
+        is active."""
+        idx = np.flatnonzero(self.active)
+        if idx.size == 0:
+            return False
+        X, R, P, rz = self._X, self.R, self.P, self.rz
+        everything = idx.size == X.shape[1]
+        Pa = P if everything else P[:, idx]
+        AP = self.matvec(Pa)
+        pq = _col_dots(Pa, AP)
+        ok = (pq > 0) & np.isfinite(pq) & (rz[idx] > 0)
+        a = np.where(ok, rz[idx] / np.where(ok, pq, 1.0), 0.0)
+        step = a * Pa
+        if everything:
+            X += step
+            R -= a * AP
+            self._step = step
+        else:
+            X[:, idx] += step
+            R[:, idx] -= a * AP
+            self._step = np.zeros_like(X)
+            self._step[:, idx] = step
+        Ra = R if everything else R[:, idx]
+        self.residual[idx] = np.linalg.norm(Ra, axis=0) / self.scale[idx]
+        self.active[idx] = ok if self.tol is None else ok & (self.residual[idx] > self.tol)
+        self.iterations += 1
+        idx = np.flatnonzero(self.active)
+        if idx.size:  # the next direction
+            Ra = R if idx.size == X.shape[1] else R[:, idx]
+            Z = Ra if self.precond is None else self.precond(Ra)
+            rz_new = _col_dots(Ra, Z)
+            P[:, idx] = Z + (rz_new / rz[idx]) * P[:, idx]
+            rz[idx] = rz_new
+        return True
+
+
+def pcg(matvec: Callable[[Any], Any], B: NDArray[np.floating], *, tol: float,
+        maxiter: int, precond: Callable[[Any], Any] | None = None,
+        X0: Any = None) -> CGResult:
+    """Conjugate gradients until every column's relative residual is at
+    most ``tol`` or ``maxiter`` steps were taken.  The caller warns when it
+    did not converge (it knows what to advise)."""
+    cg = ConjugateGradients(matvec, B, precond=precond, X0=X0, tol=tol)
+    history = [cg.residual.copy()]
+    while cg.iterations < maxiter and cg.step_once():
+        history.append(cg.residual.copy())
+    return CGResult(cg.X, np.array(history).reshape(-1, B.shape[1]), cg.iterations,
+                    bool(np.all(cg.residual <= tol)))
