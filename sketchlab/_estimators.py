@@ -20,8 +20,9 @@ from ._errors import check_probes
 from ._registry import kinds_with
 from ._selection import LANDMARKS, select_landmarks
 from ._sketch_state import SketchState
+from ._trace import factor_effective_dimension, rpcholesky_for_rank
 from ._svd import svd_recover, svd_sketches
-from ._validation import as_generator, as_matrix, check_choice, check_int
+from ._validation import as_generator, as_matrix, check_choice, check_int, check_positive
 from ._validation import check_sparse_structure, plain_indices, trusted
 
 if TYPE_CHECKING:
@@ -34,6 +35,8 @@ __all__ = ["SketchedNystroem", "SinglePassSVD"]
 # ---- SketchedNystroem --------------------------------------------------------
 
 _SPSD_CORES = ("faster", "fast", "nystrom", "optimal")
+# n_components="auto": at most this many landmarks
+_AUTO_MAX_RANK = 4096
 
 
 class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, KernelParamsMixin,
@@ -144,10 +147,10 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
 
     def __init__(self, kernel: str | Callable[..., Any] = "rbf", *, gamma: float | None = None,
                  coef0: float | None = None, degree: float | None = None,
-                 kernel_params: Mapping[str, Any] | None = None, n_components: int = 100,
+                 kernel_params: Mapping[str, Any] | None = None, n_components: int | str = 100,
                  random_state: None | int | np.random.Generator | np.random.RandomState = None,
                  core: str = "faster", sketch_size: int | None = None, landmarks: str = "uniform",
-                 estimate_error: bool = False) -> None:
+                 estimate_error: bool = False, alpha: float = 1.0) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.coef0 = coef0
@@ -159,6 +162,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
         self.sketch_size = sketch_size
         self.landmarks = landmarks
         self.estimate_error = estimate_error
+        self.alpha = alpha
 
     def fit(self, X: MatrixLike, y: Any = None) -> SketchedNystroem:
         """Pick the landmarks and compute the core.
@@ -193,7 +197,9 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
     def _fit(self, X):
         core = check_choice(self.core, "core", _SPSD_CORES)
         landmarks = check_choice(self.landmarks, "landmarks", LANDMARKS)
-        c = check_int(self.n_components, "n_components", 1)
+        auto = isinstance(self.n_components, str) and self.n_components == "auto"
+        c = 0 if auto else check_int(self.n_components, "n_components", 1)
+        alpha = check_positive(self.alpha, "alpha")
         if self.sketch_size is not None:
             s = check_int(self.sketch_size, "sketch_size", 1)
             if s < c:
@@ -203,6 +209,18 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
         X = check_sparse_structure(X, "X")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
         n = X.shape[0]
+        with trusted(X):  # index arrays checked above, values by validate_data
+            K = self._oracle(X)
+        gen = as_generator(self.random_state, "random_state")
+        self.effective_dimension_ = None
+        if auto:  # the rank of the effective dimension (RPCholesky's landmarks)
+            total = float(np.sum(K.diagonal(), dtype=np.float64))
+            pivots, _, G = rpcholesky_for_rank(K, alpha, total, gen, min(n, _AUTO_MAX_RANK))
+            c = pivots.size
+            self.effective_dimension_ = factor_effective_dimension(G, total, alpha).estimate
+            if self.sketch_size is not None and s < c:
+                raise ValueError(f"sketch_size must be >= n_components ({c}, from 'auto'), "
+                                 f"got {self.sketch_size!r}")
         if c > n:
             warnings.warn(
                 f"n_components ({c}) > n_samples ({n}): n_components was set to n_samples, "
@@ -220,9 +238,6 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
                 )
             s = n
         s = max(s, c)
-        with trusted(X):  # index arrays checked above, values by validate_data
-            K = self._oracle(X)
-        gen = as_generator(self.random_state, "random_state")
         estimate = bool(self.estimate_error)
         if core == "nystrom" and not estimate:
             # Nystroem's work: the landmark block alone (C only if the
@@ -250,6 +265,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
         self.n_evaluated_ = K.n_evaluated
         self.error_estimate_ = error_estimate
         self._n_features_out = c
+        self.n_components_ = c
         return X, C
 
     def transform(self, X: MatrixLike) -> NDArray[np.floating]:

@@ -41,15 +41,17 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from ._linalg import cholesky, default_rtol, lower_inverse, lower_solve, lower_transpose_solve
-from ._linalg import eigvalsh, product, qr, square_safe_exponent, svd
+from ._linalg import eigvalsh, gram_t, product, qr, spd_solver, square_safe_exponent, svd
 from ._linear_map import LinearMap, as_linear_map
 from ._results import result_type, warn_unconverged
+from ._rpcholesky import block_rpcholesky
 from ._validation import as_generator, check_choice, check_int, check_positive, check_tol
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["estimate_trace", "estimate_diagonal", "effective_dimension", "TraceResult",
+           "factor_effective_dimension", "FactorEffectiveDimension", "rpcholesky_for_rank",
            "DiagonalResult", "EffectiveDimensionResult", "TRACE_METHODS", "DIAGONAL_METHODS",
            "TEST_VECTORS"]
 
@@ -921,10 +923,13 @@ class _Nystrom:
                 nu *= 10.0
         else:
             raise ValueError("K must be positive semidefinite: Omega^T K Omega is not")
-        G = lower_solve(L, lower_solve(L, product(Yn.T, Yn)).T)  # B^T B
-        self.G = (G + G.T) / 2
+        # B = Yn L^-T = Qy M with M = Ry L^-T (m x m): B^T B = M^T M, positive
+        # semidefinite as computed, however ill-conditioned L is
+        Qy, Ry = qr(Yn)
+        M = lower_solve(L, Ry.T).T
+        self.G = gram_t(M, M)
         self.mu = np.maximum(eigvalsh(self.G)[::-1], 0.0)
-        self.Yn, self.L, self.nu = Yn, L, nu
+        self.Qy, self.M, self.nu = Qy, M, nu
 
     def eigenvalues(self) -> NDArray[np.float64]:
         """Those of ``K<Omega>`` (the shift taken off), above rounding."""
@@ -935,13 +940,12 @@ class _Nystrom:
 
     def precond(self, alpha):
         """``V -> (B B^T + alpha I)^-1 V = (V - B (B^T B + alpha I)^-1 B^T V) / alpha``."""
-        C = cholesky(self.G + alpha * np.eye(self.G.shape[0]))
-        Yn, L = self.Yn, self.L
+        solve = spd_solver(self.G + alpha * np.eye(self.G.shape[0]))
+        Qy, M = self.Qy, self.M
 
         def apply(V):
-            T = lower_solve(L, product(Yn.T, V))  # B^T V
-            T = lower_transpose_solve(C, lower_solve(C, T))
-            return (V - product(Yn, lower_transpose_solve(L, T))) / alpha
+            T = product(M.T, product(Qy.T, V))  # B^T V
+            return (V - product(Qy, product(M, solve(T)))) / alpha
 
         return apply
 
@@ -1073,13 +1077,14 @@ def effective_dimension(K: Any, alpha: float, *, gram: bool = False,
         lower + max(P.scale(total) - float(np.sum(lam)), 0.0) / a
     # 2. Hutchinson on the remainder f(K) - f(B B^T)
     nystrom = float(np.sum(N.mu / (N.mu + a)))
-    precond = N.precond(a)
     samples = np.zeros(0)
     h = _FIRST_PROBES
     estimate, error, converged = lower, math.inf, False
     if N.columns >= n or lam.size < N.columns:
         # K<Omega> = K up to rounding (the rank of K is below the sketch)
         estimate, error, converged = lower, 0.0, True
+    else:
+        precond = N.precond(a)
     while not converged:
         k = h - samples.size
         if k <= 0 or room() < 2 * k:
@@ -1110,3 +1115,62 @@ def _trace_of(op, gram):
         return None if total is None or callable(total) else float(total)
     d = op.diagonal()
     return None if d is None else math.fsum(np.asarray(d, dtype=np.float64))
+
+
+class FactorEffectiveDimension(NamedTuple):
+    """``d_eff`` read off a Nystrom factor (see :func:`factor_effective_dimension`)."""
+
+    estimate: float
+    lower: float
+    upper: float
+
+
+def factor_effective_dimension(gram: NDArray[np.floating], total: float,
+                               alpha: float) -> FactorEffectiveDimension:
+    """``d_eff(K, alpha)`` read off a Nystrom factor F of K (``F F^T <= K``,
+    n x c: RPCholesky's, or ``C W^-1/2``), given its Gram matrix ``gram = F^T
+    F`` and ``total = tr K``, without products with K: ``lower = tr f(F
+    F^T)`` (f operator monotone), ``upper = lower + (tr K - ||F||_F^2) /
+    alpha`` (``f' <= 1 / alpha``), and the estimate ``lower + (tr K -
+    ||F||_F^2) / (alpha + lam_c)``, lam_c the smallest positive eigenvalue of
+    ``F F^T``: the remainder's eigenvalues taken at most lam_c.  The landmark
+    rules of the kernel estimators use it; it is as good as the factor
+    captures K (:func:`effective_dimension` estimates from products, with an
+    error estimate)."""
+    lam = np.maximum(eigvalsh((gram + gram.T) / 2), 0.0) if gram.shape[0] else np.zeros(0)
+    lower = float(np.sum(lam / (lam + alpha)))
+    rest = max(float(total) - float(np.sum(lam)), 0.0)
+    positive = lam[lam > 0]
+    smallest = float(positive[0]) if positive.size else 0.0
+    return FactorEffectiveDimension(lower + rest / (alpha + smallest), lower,
+                                    lower + rest / alpha)
+
+
+# rpcholesky_for_rank: the first run's landmarks, and the fewest returned
+_RANK_FIRST = 256
+_RANK_MIN = 50
+
+
+def rpcholesky_for_rank(K: Any, alpha: float, total: float, gen: np.random.Generator,
+                        c_max: int) -> tuple[NDArray[np.intp], NDArray[np.float64],
+                                             NDArray[np.float64]]:
+    """Accelerated RPCholesky of the kernel oracle K with as many landmarks as
+    its effective dimension: ``ceil(d_eff(K, alpha))`` read off the factor
+    (:func:`factor_effective_dimension`'s estimate) of a run with at least
+    as many landmarks, clipped to [50, c_max].  Runs 256 landmarks, then (when
+    the estimate asks for more) that many, at least twice as many, until
+    one has enough: at most about twice the work of the last run.  Returns
+    ``(pivots, F, F^T F)`` of that many landmarks (the first columns of the
+    last run: RPCholesky's first pivots are a run of their own).  The rank
+    rule of ``n_components="auto"`` in the kernel estimators."""
+    n = K.shape[0]
+    c = min(c_max, _RANK_FIRST)
+    while True:
+        cols, _, F = block_rpcholesky(K, c, gen, columns=False)
+        G = gram_t(F, F)
+        want = factor_effective_dimension(G, total, alpha).estimate
+        want = min(c_max, max(min(_RANK_MIN, n), math.ceil(want)))
+        if want <= c or c >= c_max:
+            want = min(want, c)
+            return cols[:want], np.asfortranarray(F[:, :want]), G[:want, :want].copy()
+        c = min(c_max, max(2 * c, want))
