@@ -20,7 +20,7 @@ from ._errors import check_probes
 from ._registry import kinds_with
 from ._selection import LANDMARKS, select_landmarks
 from ._sketch_state import SketchState
-from ._trace import factor_effective_dimension, rpcholesky_for_rank
+from ._trace import factor_effective_dimension, is_auto, rpcholesky_for_rank
 from ._svd import svd_recover, svd_sketches
 from ._validation import as_generator, as_matrix, check_choice, check_int, check_positive
 from ._validation import check_sparse_structure, plain_indices, trusted
@@ -73,9 +73,13 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
         Degree of the polynomial kernel (None: its default, 3).
     kernel_params : dict, default None
         More parameters of a callable kernel.
-    n_components : int, default 100
+    n_components : int or "auto", default 100
         Number of landmarks c (and of output features); clipped to
-        n_samples with a warning.
+        n_samples with a warning.  ``"auto"``: ``ceil(d_eff(K, alpha))``,
+        the effective dimension ``tr(K (K + alpha I)^-1)`` read off an
+        RPCholesky factor (as :class:`SketchedKernelRidge` does; at least
+        50, at most 4,096), the rank a ridge model with regularization
+        ``alpha`` on these features needs.
     random_state : None, int, numpy.random.Generator or RandomState
         Seeds the landmarks and the sketches.
     core : {"faster", "fast", "nystrom", "optimal"}, default "faster"
@@ -92,6 +96,9 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
         Estimate ``||K - C U C^T||_F`` at fit (``error_estimate_``; it
         evaluates about 40 n more kernel entries: the error's diagonal and
         one sampled block, see :func:`sketchlab.nystrom`).
+    alpha : float, default 1.0
+        Used by ``n_components="auto"`` only: the regularization of the
+        linear model the features feed (scikit-learn ``Ridge``'s default).
 
     Attributes
     ----------
@@ -105,7 +112,13 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
         ``(V D^{1/2})^T``; the features are ``k(X, components_) @
         normalization_.T``, as in Nystroem.
     n_evaluated_ : int
-        Kernel entries evaluated by fit.
+        Kernel entries evaluated by fit (with "auto", those of the
+        RPCholesky runs that chose the rank too).
+    n_components_ : int
+        The landmarks used.
+    effective_dimension_ : float or None
+        With ``n_components="auto"``: the estimate of ``d_eff(K, alpha)``
+        the rank came from; None otherwise.
     error_estimate_ : ErrorEstimate or None
         With ``estimate_error=True``: of ``||K - C U C^T||_F`` on the
         training data (``relative``: over ``||K||_F``).
@@ -197,7 +210,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
     def _fit(self, X):
         core = check_choice(self.core, "core", _SPSD_CORES)
         landmarks = check_choice(self.landmarks, "landmarks", LANDMARKS)
-        auto = isinstance(self.n_components, str) and self.n_components == "auto"
+        auto = is_auto(self.n_components)
         c = 0 if auto else check_int(self.n_components, "n_components", 1)
         alpha = check_positive(self.alpha, "alpha")
         if self.sketch_size is not None:

@@ -54,7 +54,7 @@ from ._operators import OSNAP
 from ._rpcholesky import block_rpcholesky
 from ._selection import LANDMARKS, select_landmarks
 from ._validation import as_generator, check_choice, check_int, check_positive
-from ._trace import factor_effective_dimension, rpcholesky_for_rank
+from ._trace import factor_effective_dimension, is_auto, rpcholesky_for_rank
 from ._validation import check_sparse_structure, trusted
 
 if TYPE_CHECKING:
@@ -204,7 +204,7 @@ class _SketchedKernelRidgeBase(KernelParamsMixin, BaseEstimator):
         alpha = check_positive(self.alpha, "alpha")
         tol = check_positive(self.tol, "tol")
         max_iter = check_int(self.max_iter, "max_iter", 1)
-        c = None if isinstance(self.n_components, str) and self.n_components == "auto" else \
+        c = None if is_auto(self.n_components) else \
             check_int(self.n_components, "n_components", 1)
         landmarks = check_choice(self.landmarks, "landmarks", LANDMARKS)
         solver = check_choice(self.solver, "solver", SOLVERS)
@@ -384,16 +384,25 @@ class SketchedKernelRidge(MultiOutputMixin, RegressorMixin, _SketchedKernelRidge
         gamma of rbf), as for SketchedNystroem.
     kernel_params : dict, optional
         More parameters of a callable kernel.
-    n_components : int, default 500
+    n_components : int or "auto", default 500
         Number of landmarks c (clipped to n_samples, with a warning, as
-        scikit-learn's Nystroem does).
+        scikit-learn's Nystroem does).  ``"auto"``: the rank from the
+        effective dimension ``d_eff(K, a) = tr(K (K + a I)^-1)`` read off the
+        RPCholesky factor of the landmarks (see Notes): ``ceil(d_eff(K, 10
+        alpha))`` for "pcg" (the eigenvalues its preconditioner must hold:
+        CG's condition number is then about 10), ``ceil(d_eff(K, alpha))``
+        for "restricted" (the dimension its model needs); at least 50, at
+        most 4,096.
     landmarks : {"rpcholesky", "uniform", "ridge-leverage"}, default "rpcholesky"
         How the landmarks are chosen (see :func:`sketchlab.nystrom`);
         "rpcholesky" is the accelerated randomly pivoted Cholesky.
     solver : {"auto", "pcg", "restricted"}, default "auto"
         "pcg": the full problem, the landmarks precondition; "restricted":
         the problem on the landmarks; "auto": "pcg" when the whole kernel
-        matrix fits in ``cache_size`` (``8 n^2`` bytes), else "restricted".
+        matrix fits in ``cache_size`` (``8 n^2`` bytes), else "restricted",
+        with a warning when the landmarks are fewer than the effective
+        dimension (the restricted model then gives up accuracy that "pcg"
+        would keep).
     tol : float, default 1e-6
         Conjugate gradients stop when the relative residual ``||b - A x|| /
         ||b||`` of every target is at most tol.
@@ -417,6 +426,13 @@ class SketchedKernelRidge(MultiOutputMixin, RegressorMixin, _SketchedKernelRidge
         Row indices of the landmarks in the training data.
     solver_ : str
         The solver used ("pcg" or "restricted").
+    n_components_ : int
+        The landmarks used (``n_components``, clipped, or the "auto" rank).
+    effective_dimension_ : float or None
+        An estimate of ``d_eff(K, alpha)`` read off the landmarks' Nystrom
+        factor (``_trace.factor_effective_dimension``; an over-estimate when
+        the landmarks are far fewer than it); None for "restricted" with
+        more than 4,096 landmarks (no Gram matrix formed).
     n_iter_ : int
         Conjugate-gradient iterations run.
     residual_history_ : ndarray of shape (n_iter + 1,) or (n_iter + 1, n_targets)
@@ -437,6 +453,9 @@ class SketchedKernelRidge(MultiOutputMixin, RegressorMixin, _SketchedKernelRidge
     -----
     sklearn.exceptions.ConvergenceWarning
         When conjugate gradients stop at max_iter above tol.
+    UserWarning
+        When ``solver="auto"`` chose "restricted" with fewer landmarks than
+        the effective dimension.
 
     See Also
     --------
@@ -467,6 +486,18 @@ class SketchedKernelRidge(MultiOutputMixin, RegressorMixin, _SketchedKernelRidge
       (``4 n c t``, reading it twice).  Memory: about ``n c + 2 c^2`` floats
       (``2 n c`` for uniform and ridge-leverage landmarks, whose kernel
       columns are computed apart), never ``n^2``.
+
+    ``n_components="auto"`` runs RPCholesky with 256 landmarks, reads
+    ``d_eff`` off its factor F (``tr f(F F^T)`` plus the residual trace
+    ``tr K - ||F||_F^2`` over ``alpha`` plus the smallest eigenvalue of ``F
+    F^T``, f = x / (x + alpha)), and runs again with that many landmarks (at
+    least twice as many) until a run has enough; the first
+    ``ceil(d_eff)`` pivots are the landmarks (RPCholesky's first pivots are
+    a run of their own).  At most about twice the work of the last run.  On
+    10,000 Fashion-MNIST images (alpha = 0.1, gamma = 1/133) it chose
+    1,183 landmarks for "pcg"; in the same process fits took 26.5 s
+    against 38.6, 29.5, 27.8 and 53.5 s with 250, 500, 1,000 and 2,000
+    (the same accuracy: "pcg" solves the full problem).
 
     The Gram products of the kernel blocks never call BLAS's SYRK on more
     than 2048 rows (the multi-threaded OpenBLAS SYRK has crashed on large
@@ -502,6 +533,8 @@ class SketchedKernelRidgeClassifier(ClassifierMixin, _SketchedKernelRidgeBase):
     classes_ : ndarray of shape (n_classes,)
     dual_coef_, X_fit_, landmark_indices_, solver_, n_iter_, residual_history_, n_evaluated_
         As for :class:`SketchedKernelRidge` (one target per class, or one).
+    n_components_, effective_dimension_
+        As for :class:`SketchedKernelRidge`.
 
     Examples
     --------

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["estimate_trace", "estimate_diagonal", "effective_dimension", "TraceResult",
-           "factor_effective_dimension", "FactorEffectiveDimension", "rpcholesky_for_rank",
+           "factor_effective_dimension", "FactorEffectiveDimension", "rpcholesky_for_rank", "is_auto",
            "DiagonalResult", "EffectiveDimensionResult", "TRACE_METHODS", "DIAGONAL_METHODS",
            "TEST_VECTORS"]
 
@@ -1146,6 +1146,16 @@ def factor_effective_dimension(gram: NDArray[np.floating], total: float,
                                     lower + rest / alpha)
 
 
+def is_auto(value: Any, name: str = "n_components") -> bool:
+    """Whether an estimator's rank parameter asks for "auto"; a string that
+    is not "auto" is refused (an int is checked by the caller)."""
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(f"{name} must be an int >= 1 or 'auto', got {value!r}")
+        return True
+    return False
+
+
 # rpcholesky_for_rank: the first run's landmarks, and the fewest returned
 _RANK_FIRST = 256
 _RANK_MIN = 50
@@ -1155,22 +1165,32 @@ def rpcholesky_for_rank(K: Any, alpha: float, total: float, gen: np.random.Gener
                         c_max: int) -> tuple[NDArray[np.intp], NDArray[np.float64],
                                              NDArray[np.float64]]:
     """Accelerated RPCholesky of the kernel oracle K with as many landmarks as
-    its effective dimension: ``ceil(d_eff(K, alpha))`` read off the factor
-    (:func:`factor_effective_dimension`'s estimate) of a run with at least
-    as many landmarks, clipped to [50, c_max].  Runs 256 landmarks, then (when
-    the estimate asks for more) that many, at least twice as many, until
-    one has enough: at most about twice the work of the last run.  Returns
-    ``(pivots, F, F^T F)`` of that many landmarks (the first columns of the
-    last run: RPCholesky's first pivots are a run of their own).  The rank
+    its effective dimension: the fewest landmarks c (at least 50, at most
+    c_max) whose factor F says ``d_eff(K, alpha) <= c``
+    (:func:`factor_effective_dimension`'s estimate, which falls as c grows).
+    Runs 256 landmarks, then (while the estimate of a run's whole factor asks
+    for more) that many, at least twice as many: at most about twice the work
+    of the last run.  The landmarks are the first pivots of the last run
+    (RPCholesky's first pivots are a run of their own), their number found
+    by bisection to within 2%.  Returns ``(pivots, F, F^T F)``.  The rank
     rule of ``n_components="auto"`` in the kernel estimators."""
     n = K.shape[0]
-    c = min(c_max, _RANK_FIRST)
+    least = min(_RANK_MIN, n, c_max)
+    c = min(c_max, max(_RANK_FIRST, least))
     while True:
         cols, _, F = block_rpcholesky(K, c, gen, columns=False)
         G = gram_t(F, F)
-        want = factor_effective_dimension(G, total, alpha).estimate
-        want = min(c_max, max(min(_RANK_MIN, n), math.ceil(want)))
-        if want <= c or c >= c_max:
-            want = min(want, c)
-            return cols[:want], np.asfortranarray(F[:, :want]), G[:want, :want].copy()
-        c = min(c_max, max(2 * c, want))
+
+        def estimate(w):
+            return factor_effective_dimension(G[:w, :w], total, alpha).estimate
+
+        whole = estimate(c)
+        if whole <= c or c >= c_max:
+            lo, hi = least, c  # estimate(hi) <= hi (or hi = c_max)
+            if estimate(lo) <= lo:
+                hi = lo
+            while hi - lo > max(1, hi // 50):
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if estimate(mid) <= mid else (mid, hi)
+            return cols[:hi], np.asfortranarray(F[:, :hi]), G[:hi, :hi].copy()
+        c = min(c_max, max(2 * c, math.ceil(whole)))
