@@ -26,7 +26,7 @@ What a map offers (pylops' ``LinearOperator`` vocabulary):
 How the products run (and why their sums do not depend on the thread
 count): a dense A by BLAS in fixed chunks of rows on all threads, one BLAS
 thread each, summed in chunk order; a CSR A by the compiled row loops of
-``sketchlab._products`` (``A^T Y`` through the CSR of ``A^T``, a counting
+``sketchlab._engine.products`` (``A^T Y`` through the CSR of ``A^T``, a counting
 sort built on the first use); a kernel oracle by stored tiles of its lower
 block triangle where they fit a memory budget, recomputed row blocks where
 not; a LinearOperator by its own ``matmat`` / ``rmatmat``, whose outputs
@@ -42,8 +42,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._config import serial_blas
-from ._linalg import map_on_threads, squared_frobenius, tall_mul, tall_tmul
-from ._products import Products, csr_times_dense, csr_transpose
+from ._engine.products import CSRNormal, csr_times_dense, csr_transpose
+from ._engine.reductions import squared_frobenius
+from ._engine.threads import map_on_threads, tall_mul, tall_tmul
 from ._validation import as_matrix, result_dtype
 
 if TYPE_CHECKING:
@@ -269,8 +270,8 @@ class _SparseMap(LinearMap):
 
     def _normal(self, Z):
         if self._one_pass is None:
-            self._one_pass = Products(self.rows())
-        return self._one_pass.normal(np.ascontiguousarray(Z))
+            self._one_pass = CSRNormal(self.rows())
+        return self._one_pass(np.ascontiguousarray(Z))
 
     def frobenius2(self):
         return squared_frobenius(self.entries)
@@ -457,6 +458,25 @@ def _check_cache(cache_bytes):
     return float(cache_bytes)
 
 
+# the dask front's builder of a dask array's map (``sketchlab.dask.chunk_map``),
+# registered by the front when it is imported: this layer does not import it
+_DASK_MAP: list[Any] = []
+
+
+def register_dask_map(build: Any) -> None:
+    """Set the builder of a dask array's map: ``build(A, scheduler)``."""
+    _DASK_MAP[:] = [build]
+
+
+def _dask_map(A, scheduler):
+    """The map of a dask array, by the dask front (imported by name on first use)."""
+    if not _DASK_MAP:
+        import importlib
+
+        importlib.import_module("sketchlab.dask")  # it registers its builder
+    return _DASK_MAP[0](A, scheduler)
+
+
 def from_checked(A: Any) -> LinearMap:
     """The map of a dense or sparse matrix that ``_validation.as_matrix``
     returned (no second check: the explicit form of "checked once")."""
@@ -493,7 +513,5 @@ def as_linear_map(A: Any, name: str = "A", *, cache_bytes: float | None = None,
     if is_kernel_oracle(A):
         return _KernelMap(A, _check_cache(cache_bytes))
     if _is_dask(A):
-        from .dask import chunk_map  # up the layers: only for a dask array
-
-        return chunk_map(A, scheduler)
+        return _dask_map(A, scheduler)
     return from_checked(as_matrix(A, name))
