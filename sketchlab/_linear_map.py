@@ -35,6 +35,7 @@ are checked (shape, finite values).
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +86,10 @@ class LinearMap:
     symmetric = False
     psd: bool | None = None
     entries: Any = None  # the matrix itself, where the map holds one (dense, sparse)
+    # the products run with one BLAS thread (their large ones in fixed chunks on
+    # all threads): False where a map's products are compute-bound BLAS calls
+    # on the caller's threads (a kernel whose blocks are recomputed)
+    blas_serial = True
 
     def __init__(self, shape: tuple[int, int], dtype: Any):
         self.shape = (int(shape[0]), int(shape[1]))
@@ -109,7 +114,8 @@ class LinearMap:
         vector = np.ndim(Z) == 1
         Z = self._block(Z, self.shape[1])
         self.matvecs += 2 * Z.shape[1]
-        out = self._normal(Z)
+        with serial_blas() if self.blas_serial else contextlib.nullcontext():
+            out = self._normal(Z)
         return out[:, 0] if vector else out
 
     def _product(self, X, out, rows_in, rows_out, run):
@@ -118,7 +124,8 @@ class LinearMap:
         if out is not None and (out.shape != (rows_out, X.shape[1]) or out.dtype != self.dtype):
             out = None  # not a block this map writes into: a fresh array
         self.matvecs += X.shape[1]
-        Y = run(X, out)  # into out where the map can write there
+        with serial_blas() if self.blas_serial else contextlib.nullcontext():
+            Y = run(X, out)  # into out where the map can write there
         if out is not None and Y is not out:
             out[...] = Y
             Y = out
@@ -221,17 +228,13 @@ class _DenseMap(LinearMap):
 
     def _matmat(self, X, out):
         A = self.entries
-        with serial_blas():
-            Y = A @ X if A.shape[0] <= _DENSE_ROWS_PER_CHUNK else \
-                tall_mul(A, X, _DENSE_ROWS_PER_CHUNK)
-        return Y
+        return A @ X if A.shape[0] <= _DENSE_ROWS_PER_CHUNK else \
+            tall_mul(A, X, _DENSE_ROWS_PER_CHUNK)
 
     def _rmatmat(self, Y, out):
         A = self.entries
-        with serial_blas():
-            Z = A.T @ Y if A.shape[0] <= _DENSE_ROWS_PER_CHUNK else \
-                tall_tmul(A, Y, _DENSE_ROWS_PER_CHUNK)
-        return Z
+        return A.T @ Y if A.shape[0] <= _DENSE_ROWS_PER_CHUNK else \
+            tall_tmul(A, Y, _DENSE_ROWS_PER_CHUNK)
 
     def frobenius2(self):
         return squared_frobenius(self.entries)
@@ -353,6 +356,8 @@ class _KernelMap(LinearMap):
             self.cached = int(min(n, cache_bytes // (8 * n)))
             self.rows = np.asarray(K[:self.cached, :], dtype=np.float64) if self.cached else None
         self.recomputes = self.cached < n
+        # recomputed kernel blocks are compute-bound: BLAS on the caller's threads
+        self.blas_serial = not self.recomputes
 
     def _tile(self, r0, r1):
         T = np.asarray(self.oracle[r0:r1, :r1], dtype=np.float64)
@@ -369,8 +374,7 @@ class _KernelMap(LinearMap):
 
         # the largest tiles first: the pool's threads share the work evenly
         order = list(range(len(self.spans)))[::-1]
-        with serial_blas():
-            parts = dict(zip(order, map_on_threads(run, order)))
+        parts = dict(zip(order, map_on_threads(run, order)))
         out = np.empty_like(V)
         for b, (r0, r1) in enumerate(self.spans):
             out[r0:r1] = parts[b][0]

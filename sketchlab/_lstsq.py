@@ -569,14 +569,12 @@ def _operators(problem, sk):
 
     def ap_mat(Y):
         X = p_mat(Y.reshape(r, -1))
-        with serial_blas():
-            AX = ops.matmat(X)
+        AX = ops.matmat(X)  # the map's products hold one BLAS thread themselves
         return np.vstack([AX, damp * X]) if damp else AX
 
     def ap_rmat(U):
         U = U.reshape(U.shape[0], -1)
-        with serial_blas():
-            G = ops.rmatmat(U[:m])
+        G = ops.rmatmat(U[:m])
         if damp:
             G = G + damp * U[m:]
         return pt_mat(G)
