@@ -61,6 +61,10 @@ if TYPE_CHECKING:
 __all__ = ["krylov_svd", "krylov_core", "krylov_run"]
 
 
+# rounding level of the singular values of an answer, in units of eps s_max
+# (the bases are orthonormal to about eps; the values of the projected matrix
+# move by about eps ||A||_2 from pass to pass once converged)
+_NOISE = 8.0
 # k mode (no tol, no passes): stop when no singular value of the top k rose
 # by more than this fraction over the last pass.  They rise monotonically
 # (each answer's space holds the previous one's), geometrically once the
@@ -119,18 +123,21 @@ def _largest_cluster(s, rel=1e-6):
     return best
 
 
-def _settled(rise, prev_rise, s, rtol):
+def _settled(rise, prev_rise, s, rtol, noise=0.0):
     """The k mode's rule: every singular value rose by at most ``rtol`` of
     itself over the last pass, and what is left of its rise, extrapolated
     from the last two (they converge geometrically, the ratio r of
     consecutive rises: ``rise r / (1 - r)`` to go), is within ``rtol`` too.
     A smaller block converges with a larger r, where the last rise alone
-    would stop early.  Rises below ``rtol / 1000`` count as settled."""
-    if not np.all(rise <= rtol * s):
+    would stop early.  Rises below ``rtol / 1000`` count as settled, and so
+    do rises (either way) within ``noise``, the rounding level of the values
+    in the working precision (``_NOISE`` eps ``s_max``): below it a rise is
+    no convergence left to see, and its ratio to the last one is noise."""
+    if not np.all(rise <= np.maximum(rtol * s, noise)):
         return False
     if prev_rise is None:
         return False
-    small = rise <= 1e-3 * rtol * s
+    small = (rise <= 1e-3 * rtol * s) | (np.abs(rise) <= noise)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = rise / prev_rise
         left = np.where((r >= 0) & (r < 1), rise * r / (1 - r), np.inf)
@@ -232,8 +239,9 @@ class _Rule:
     that meets it has stopped falling); or k (with tol: met at rank k;
     without: the top k values settled, :func:`_settled`)."""
 
-    def __init__(self, k, tol, fixed, max_passes, rtol):
+    def __init__(self, k, tol, fixed, max_passes, rtol, eps):
         self.k, self.tol, self.fixed, self.max_passes, self.rtol = k, tol, fixed, max_passes, rtol
+        self.eps = eps
         self.target: Any = None
         self.prev_s = self.prev_rank = self.prev_rise = None
 
@@ -256,7 +264,8 @@ class _Rule:
                 stop = True
             elif self.prev_s is not None and self.prev_s.shape[0] >= k:
                 rise = s[:k] - self.prev_s[:k]
-                stop = _settled(rise, self.prev_rise, s[:k], self.rtol)
+                stop = _settled(rise, self.prev_rise, s[:k], self.rtol,
+                                _NOISE * self.eps * float(s[0]))
                 self.prev_rise = rise
             self.prev_s = s
         return stop
@@ -286,7 +295,7 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
     b = block_size
     eps = float(np.finfo(dtype).eps)
     bound, fixed = _pass_bound(k, tol, passes, b, shape, dtype, max_passes)
-    rule = _Rule(k, tol, fixed, bound, rtol)
+    rule = _Rule(k, tol, fixed, bound, rtol, eps)
     margin2: Any = None
 
     def resolve(norm2):
