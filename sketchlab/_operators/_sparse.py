@@ -130,6 +130,11 @@ class CountSketch(OSNAP):
     kind = "countsketch"
 
     @classmethod
+    def embedding_params(cls, sketch_size: int) -> dict[str, Any]:
+        """None: one nonzero per column is what makes it a CountSketch."""
+        return {}
+
+    @classmethod
     def halves(cls, half: int, input_dim: int, rng: Any) -> SketchOperator:
         """OSNAP with 2 nonzeros per column, one in each half of its rows: two
         independent CountSketches of ``half`` rows, each scaled by 1/sqrt(2)."""
