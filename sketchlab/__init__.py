@@ -123,6 +123,7 @@ __all__ = [
     "SKETCH_KINDS",
     "SVD_SKETCHES",
     "ConvergenceWarning",
+    "release_workspace",
     *_LAZY,
 ]
 
@@ -141,6 +142,10 @@ def __getattr__(name: str) -> Any:
         value = getattr(module, name)
         globals()[name] = value
         return value
+    if name == "release_workspace":
+        from ._engine.workspace import release
+
+        return release
     if name == "ConvergenceWarning":  # scikit-learn's where it is installed
         from ._results import convergence_warning
 

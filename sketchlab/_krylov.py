@@ -219,6 +219,10 @@ class _Bidiagonalization:
         self.u_done = U.size
         return Brow.view(self.u_done, V.size), R.shape[0]
 
+    def close(self):
+        self.U.close()
+        self.V.close()
+
     def answer(self, p, small, rank, dtype):
         """``(U, s, Vt)`` of rank ``rank`` after pass p, from the SVD of the
         projected matrix ``small``."""
@@ -328,12 +332,14 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
     rank, met = rule.rank(s, err2)
     if _restart_for_cluster(s, k, b, passes):
         assert k is not None  # a cluster is looked for among the top k only
+        basis.close()
         out = krylov_core(ops, shape, dtype, k=k, tol=tol, passes=None,
                           block_size=min(k + _OVERSAMPLE, *shape), gen=gen, norm2=norm2,
                           rtol=rtol, max_passes=max_passes)
         out["passes"] += p
         return out
     U, s, Vt = basis.answer(p, small, rank, dtype)
+    basis.close()  # the bases' buffers back to the workspace: the next call reuses them
     return dict(U=U, s=s, Vt=Vt, passes=p, converged=converged, met=met,
                 err2=None if err2 is None else float(err2[rank - 1]), margin2=margin2,
                 norm2=norm2, rank=rank)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ._config import one_blas_thread
+from ._engine import workspace
 from ._engine.threads import fault_in, sub_mul, tall_tmul
 from ._linalg import (
     ONE_ROUND_COND,
@@ -47,9 +48,18 @@ class GrowingBasis:
     def __init__(self, dim, dtype, capacity):
         self.dim = dim
         self.size = 0
-        self.buf = np.empty((dim, max(capacity, 1)), dtype=dtype, order="F")
-        self.touched = 0  # columns written at least once (their pages faulted in)
+        self.buf, recycled = workspace.take((dim, max(capacity, 1)), dtype)
+        # columns written at least once (their pages faulted in): all of a
+        # buffer the workspace recycled
+        self.touched = self.buf.shape[1] if recycled else 0
         self.blas = blas_functions(("gemm", "syrk", "trmm"), self.buf)
+
+    def close(self):
+        """Give the buffer back to the workspace (the basis is spent: no view
+        of it may be used after)."""
+        if self.buf is not None:
+            workspace.give(self.buf)
+            self.buf = None
 
     @property
     def Q(self):
@@ -58,11 +68,12 @@ class GrowingBasis:
     def reserve(self, w):
         """The view where the next w columns go (the buffer grown if needed)."""
         if self.size + w > self.buf.shape[1]:
-            new = np.empty((self.dim, max(2 * self.buf.shape[1], self.size + w)),
-                           dtype=self.buf.dtype, order="F")
+            new, recycled = workspace.take(
+                (self.dim, max(2 * self.buf.shape[1], self.size + w)), self.buf.dtype)
             new[:, :self.size] = self.Q
+            workspace.give(self.buf)
             self.buf = new
-            self.touched = self.size
+            self.touched = new.shape[1] if recycled else self.size
         view = self.buf[:, self.size:self.size + w]
         if self.size + w > self.touched:  # fresh memory: fault it in here
             fault_in(self.buf[:, self.touched:self.size + w])

@@ -118,3 +118,44 @@ def test_reductions_of_any_scale(scale):
             np.testing.assert_allclose(squared_frobenius(M), np.sum(dense ** 2), rtol=1e-12)
         assert largest_magnitude(M) == np.abs(dense).max()
     assert largest_magnitude(np.zeros((0, 3))) == 0.0
+
+
+def test_the_workspace_recycles_and_releases():
+    from sketchlab._engine import workspace
+
+    workspace.release()
+    A, recycled = workspace.take((1000, 30), np.float64)
+    assert not recycled and A.flags.f_contiguous and A.shape == (1000, 30)
+    A[...] = 1.0
+    workspace.give(A)
+    assert workspace.held_bytes() >= 240_000
+    B, recycled = workspace.take((500, 20), np.float32)  # smaller: the same memory
+    assert recycled and B.shape == (500, 20) and B.dtype == np.float32
+    assert np.shares_memory(A, B)
+    workspace.give(B)
+    assert workspace.release() >= 240_000 and workspace.held_bytes() == 0
+
+
+def test_a_repeated_krylov_call_allocates_no_new_basis(monkeypatch):
+    import sketchlab as sl
+    from sketchlab._engine import workspace
+
+    A = np.random.default_rng(0).standard_normal((2000, 300))
+    sl.release_workspace()
+    first = sl.krylov_svd(A, 5, rng=0)
+    held = workspace.held_bytes()
+    assert held > 0
+    fresh = []
+    real_take = workspace.take
+
+    def counting_take(shape, dtype):
+        out, recycled = real_take(shape, dtype)
+        fresh.append(not recycled)
+        return out, recycled
+
+    monkeypatch.setattr(workspace, "take", counting_take)
+    again = sl.krylov_svd(A, 5, rng=0)
+    assert fresh and not any(fresh)  # every basis buffer came from the workspace
+    np.testing.assert_array_equal(again.s, first.s)
+    assert workspace.held_bytes() == held
+    assert sl.release_workspace() == held
