@@ -13,7 +13,7 @@ with randomness", SIAM Review 53, 2011) for the rank-k scores.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -319,15 +319,27 @@ def _sketched_top_k(A, k, rtol, gen):
     return _row_norms2(U)
 
 
+# the block Krylov SVD (``_krylov.krylov_svd``) of method="krylov", registered
+# by that module when it is imported: this layer does not import it
+_KRYLOV_SVD: list[Any] = []
+
+
+def register_krylov_svd(svd_function: Any) -> None:
+    """Set the truncated SVD of ``method="krylov"``: ``svd_function(A, k, rng=)``."""
+    _KRYLOV_SVD[:] = [svd_function]
+
+
 def _krylov_scores(A, k, rtol, gen):
     """Rank-k row scores: squared row norms of the left singular vectors of the
     rank-k truncation found by block Krylov (``krylov_svd``)."""
-    from ._krylov import krylov_svd  # up the layers: only for method="krylov"
-
     m, n = A.shape
     if A.size == 0 or _is_zero(A):
         return np.zeros(m)
-    U, s, _ = krylov_svd(A, k, rng=gen)
+    if not _KRYLOV_SVD:
+        import importlib
+
+        importlib.import_module("sketchlab._krylov")  # it registers krylov_svd
+    U, s, _ = _KRYLOV_SVD[0](A, k, rng=gen)
     return _row_norms2(np.asarray(U[:, : _rank(s, rtol, A.shape)], dtype=np.float64))
 
 
