@@ -6,6 +6,7 @@ each, writing ``OUT/<name>/<name>.csv`` and ``run.json``, its figures under
 ``OUT/figures``, and ``OUT/REPORT.md`` over the sweeps found), ``investigate``
 (the studies behind the report's explanations of its disagreements),
 ``lstsq`` (sketched least squares against the condition number; no data
+set), ``trace`` (trace estimators on the XTrace paper's six spectra; no data
 set), ``reproduce`` (all of these on the data that is present, then the figures and
 ``OUT/REPORT.md``), ``plot`` (figures from the CSV alone), ``report``
 (``REPORT.md`` from the CSV alone), ``datasets`` (the registry and what is on
@@ -28,6 +29,7 @@ from pathlib import Path
 from . import datasets as ds
 from . import cur, estimate, eta, gmr, investigate, kernel, spsd_table, svd, svd_passes
 from . import lstsq as lstsq_sweep
+from . import trace as trace_sweep
 from .runs import ConfigError, write_run
 
 SWEEPS = {m.NAME: m for m in (gmr, kernel, spsd_table, eta, svd, estimate, cur, investigate,
@@ -145,6 +147,16 @@ def build_parser():
                    help="output directory (default results/)")
     p.add_argument("--m", type=_positive_int, help="rows of A (default 4000; 1000 with --quick)")
     p.add_argument("--n", type=_positive_int, help="columns of A (default 50; 20 with --quick)")
+    _progress_options(p)
+    p = sub.add_parser("trace", help="stochastic trace estimation (Hutchinson, Hutch++, "
+                       "XTrace, XNysTrace) on the XTrace paper's six spectra: mean relative "
+                       "error against products, coverage of the error estimates")
+    p.add_argument("--trials", type=_positive_int, help="trials per point (default 200)")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    p.add_argument("--quick", action="store_true", help="n = 300, four budgets, 10 trials")
+    p.add_argument("--out", type=Path, default=Path("results"),
+                   help="output directory (default results/)")
+    p.add_argument("--n", type=_positive_int, help="matrix size (default 1000; 300 with --quick)")
     _progress_options(p)
     p = sub.add_parser("krr", help="kernel ridge classification of Fashion-MNIST: test "
                        "accuracy against fit time (KernelRidge, Nystroem + RidgeClassifier, "
@@ -294,6 +306,8 @@ def _dispatch(args):
 
     if args.command == "lstsq":
         return lstsq_sweep.main(args, show_progress(args))
+    if args.command == "trace":
+        return trace_sweep.main(args, show_progress(args))
     if args.command in SWEEPS:
         rows = run_sweep(args.command, args)
         if rows:  # its figure, and REPORT.md over every sweep found under --out
