@@ -1009,7 +1009,8 @@ def effective_dimension(K: Any, alpha: float, *, gram: bool = False,
 
     1. ``K_hat = Y (Omega^T Y)^-1 Y^T`` with ``Y = K Omega`` (Gaussian,
        16 columns, doubled) until its smallest eigenvalue is at most
-       ``alpha / 10``; ``tr f(K_hat)`` from its eigenvalues.
+       ``alpha / 10``; ``tr f(K_hat)`` from its eigenvalues.  A sketch of n
+       columns is K itself: d_eff is then exact.
     2. Hutchinson's estimate of ``tr(f(K) - f(K_hat)) = alpha tr((K_hat +
        alpha I)^-1 - (K + alpha I)^-1)`` with random sign vectors g (8,
        doubled), ``(K + alpha I)^-1 g`` by conjugate gradients

@@ -374,7 +374,7 @@ def test_krylov_needs_k_and_is_reproducible():
 @pytest.mark.slow
 def test_krylov_rank_50_on_debian_tfidf(load_libsvm):
     # the target: median relative error <= 0.1 against the exact
-    # rank-50 row scores (measured 0.06; "sketch" 0.10).  Its cost against
+    # rank-50 row scores (measured 3e-4; "sketch" 0.10).  Its cost against
     # "sketch" is the compare.py row "leverage k=50 debian-tfidf".
     X, _ = load_libsvm("debian-tfidf.svm.xz")
     X = X.tocsr()
