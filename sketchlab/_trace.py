@@ -75,8 +75,8 @@ _MIN_MATVECS = {"xtrace": 4, "xnystrace": 2, "hutch++": 4, "hutchinson": 2, "xdi
 # true error in >= 90% of the trials of every spectrum and budget, rounded
 # up.  For independent estimates (Hutchinson) it is about the normal
 # quantile 1.645 of a 90% two-sided interval.
-_CALIBRATION = {"xtrace": 2.0, "xnystrace": 2.0, "hutch++": 2.0, "hutchinson": 2.0,
-                "xdiag": 2.0}
+_CALIBRATION = {"xtrace": 2.0, "xnystrace": 2.0, "hutch++": 2.5, "hutchinson": 2.5,
+                "xdiag": 2.5}
 
 # tol= runs: products of the first round, then doubled each round
 _FIRST_ROUND = 16
@@ -318,9 +318,10 @@ class _Deflation:
         self.Z = np.hstack([self.Z, Zn])
 
     def leave_one_out(self):
-        """``R = Q^T Y``, ``W = Q^T Om`` and the unit vectors ``s_i`` (columns
-        of S, coordinates in Q): ``Q s_i`` is the direction of range(Y) that
-        leaving column i out of Y removes.  When Y is numerically rank
+        """``R = Q^T Y``, ``W = Q^T Om``, the unit vectors ``s_i`` (columns of
+        S, coordinates in Q): ``Q s_i`` is the direction of range(Y) that
+        leaving column i out of Y removes, and ``Z = R^-T`` (S before
+        normalization; None when S is 0).  When Y is numerically rank
         deficient (A of rank below m, up to rounding) every m - 1 of its
         columns span all of its range and S is 0."""
         Q = self.Q
@@ -328,11 +329,10 @@ class _Deflation:
         W = product(Q.T, self.Om)
         r, m = R.shape
         if r < m or m < 2:
-            return R, W, np.zeros((r, m)), r
+            return R, W, np.zeros((r, m)), None, r
         U, s, Vt = svd(R)
-        S = product(U, Vt / s[:, None])  # R^-T
-        S /= np.linalg.norm(S, axis=0)
-        return R, W, S, r - 1
+        Z = product(U, Vt / s[:, None])  # R^-T
+        return R, W, Z / np.linalg.norm(Z, axis=0), Z, r - 1
 
 
 def _improved_scale(n, Om, W, sw, dim):
@@ -344,28 +344,84 @@ def _improved_scale(n, Om, W, sw, dim):
     return np.sqrt(max(n - dim, 1) / resid)
 
 
-def _xtrace_estimates(D: _Deflation) -> NDArray[np.float64]:
+def _xtrace_estimates(D: _Deflation) -> tuple[NDArray[np.float64], float | None]:
     """The m leave-one-out estimates of XTrace (``A`` any square map)::
 
         t_i = tr(Q_i^T A Q_i) + u_i^T A u_i,   u_i = (I - Q_i Q_i^T) omega_i
 
     with ``Q_i Q_i^T = Q (I - s_i s_i^T) Q^T``, from ``H = Q^T A Q``, ``T =
-    (A Q)^T Omega``, R and W (no more products)."""
-    R, W, S, dim = D.leave_one_out()
+    (A Q)^T Omega``, R and W (no more products); and the jackknife standard
+    error of their mean (:func:`_xtrace_jackknife`; None when Y is rank
+    deficient: the estimate is then exact up to rounding)."""
+    R, W, S, Zinv, dim = D.leave_one_out()
     Om, Y = D.Om, D.Y
-    sw = _colsum(S, W)
-    if D.kind == "improved":
-        scale = _improved_scale(D.P.n, Om, W, sw, dim)
-        Om, Y, R, W, sw = Om * scale, Y * scale, R * scale, W * scale, sw * scale
     Z = D.Z
     H = product(D.Q.T, Z)
     T = product(Z.T, Om)  # t_i = (A Q)^T omega_i
+    jack = None if Zinv is None else _xtrace_jackknife(D, R, W, Zinv, H, T)
+    sw = _colsum(S, W)
+    if D.kind == "improved":
+        scale = _improved_scale(D.P.n, Om, W, sw, dim)
+        Om, Y, R, W, T, sw = (Om * scale, Y * scale, R * scale, W * scale, T * scale,
+                              sw * scale)
     C = W - S * sw  # u_i = omega_i - Q c_i
-    return (np.trace(H) - _colsum(S, product(H, S)) + _colsum(Om, Y) - _colsum(T, C)
+    ests = (np.trace(H) - _colsum(S, product(H, S)) + _colsum(Om, Y) - _colsum(T, C)
             - _colsum(R, C) + _colsum(C, product(H, C)))
+    return ests, jack
 
 
-def _xnystrace_estimates(Om, Y, kind, eps) -> NDArray[np.float64]:
+def _jackknife_error(replicates):
+    """The delete-one jackknife's standard error from the m replicates."""
+    m = replicates.size
+    return math.sqrt((m - 1) / m * float(np.sum((replicates - replicates.mean()) ** 2)))
+
+
+def _pairs(X):
+    """``(X[i, i] for each row, X[j, i] at [i, j])``: the two coordinates of
+    column i on the pair basis (i, j), as m x m arrays indexed [i, j]."""
+    return np.diag(X)[:, None] * np.ones((1, X.shape[1])), X.T
+
+
+def _xtrace_jackknife(D, R, W, Z, H, T):
+    """The delete-one jackknife standard error of XTrace's estimate: the
+    spread of the m estimates ``T_-j`` that XTrace would give without test
+    vector j, each the mean of the leave-two-out estimates ``t_i^(-j)``
+    (i != j), whose basis leaves out the plane of ``z_i, z_j`` (columns of
+    ``Z = R^-T``: the directions range(Y) loses with columns i and j).  All
+    m^2 of them from m x m products in the basis Q, 2 x 2 solves entrywise:
+    O(m^3) work, no products with A.  (The m leave-one-out estimates share
+    their test vectors, so their own spread understates the error; the
+    jackknife sees the whole estimator vary.)"""
+    n, m = D.P.n, W.shape[1]
+    Om, Y = D.Om, D.Y
+    C = product(Z.T, Z)
+    HZ = product(H, Z)
+    F = product(Z.T, HZ)
+    a0, a1 = _pairs(product(Z.T, W))  # Z_ij^T w_i
+    b0, b1 = _pairs(product(Z.T, T))  # Z_ij^T t_i
+    h0, h1 = _pairs(product(HZ.T, W))  # Z_ij^T H w_i
+    cii, cjj = np.diag(C)[:, None], np.diag(C)[None, :]
+    det = cii * cjj - C * C
+    det = np.where(det > 0, det, np.inf)
+    p0 = (cjj * a0 - C * a1) / det  # (Z_ij^T Z_ij)^-1 Z_ij^T w_i
+    p1 = (cii * a1 - C * a0) / det
+    fii, fjj = np.diag(F)[:, None], np.diag(F)[None, :]
+    plane_trace = (cjj * fii - 2 * C * F + cii * fjj) / det  # tr of H on the plane
+    # u = w_i - Z_ij p (coordinates in Q): u^T A u from the products at hand
+    # (z_a . r_i = delta_ai: R's columns against R^-T's)
+    quad = (_colsum(Om, Y)[:, None] - (_colsum(T, W)[:, None] - (b0 * p0 + b1 * p1))
+            - (_colsum(R, W)[:, None] - p0)
+            + _colsum(W, product(H, W))[:, None] - 2 * (h0 * p0 + h1 * p1)
+            + fii * p0 * p0 + 2 * F * p0 * p1 + fjj * p1 * p1)
+    if D.kind == "improved":
+        kept = _colsum(Om, Om)[:, None] - _colsum(W, W)[:, None] + a0 * p0 + a1 * p1
+        quad = quad * (max(n - m + 2, 1) / np.maximum(kept, 1e-300))
+    loo2 = np.trace(H) - plane_trace + quad  # [i, j]: t_i^(-j)
+    np.fill_diagonal(loo2, 0.0)
+    return _jackknife_error(loo2.sum(axis=0) / (m - 1))
+
+
+def _xnystrace_estimates(Om, Y, kind, eps) -> tuple[NDArray[np.float64], float | None]:
     """The m leave-one-out estimates of XNysTrace (A positive semidefinite)::
 
         t_i = tr(A<Omega_-i>) + omega_i^T (A - A<Omega_-i>) omega_i
@@ -375,7 +431,7 @@ def _xnystrace_estimates(Om, Y, kind, eps) -> NDArray[np.float64]:
     n, m = Om.shape
     norm = float(np.linalg.norm(Y))
     if norm == 0.0:  # A Omega = 0: every estimate is 0
-        return np.zeros(m)
+        return np.zeros(m), 0.0
     nu = eps * norm / math.sqrt(n)
     for _ in range(12):
         Yn = Y + nu * Om
@@ -399,17 +455,46 @@ def _xnystrace_estimates(Om, Y, kind, eps) -> NDArray[np.float64]:
     Bt = lower_solve(L, R.T)
     nystrom_trace = float(np.sum(Bt * Bt))
     # columns of R H^-1 = B L^-1 (Y H^-1 e_i in the basis Q), over sqrt((H^-1)_ii)
-    S = lower_transpose_solve(L, Bt).T / np.linalg.norm(Linv, axis=0)
+    Su = lower_transpose_solve(L, Bt).T
+    S = Su / np.linalg.norm(Linv, axis=0)
     sw = _colsum(S, product(Q.T, Om))
+    Ginv = None
     if kind == "improved":
         # ||(I - P_i) omega_i||^2 = 1 / (G^-1)_ii for the projection P_i on the
         # other test vectors (G = Omega^T Omega); the residual A - A<Omega_-i>
         # vanishes on them, so only that part of omega_i counts
         Gi = lower_inverse(cholesky(product(Om.T, Om)))
-        scale = (n - m + 1) * _colsum(Gi, Gi)
+        Ginv = product(Gi.T, Gi)
+        scale = (n - m + 1) * np.diag(Ginv)
     else:
         scale = 1.0
-    return nystrom_trace - _colsum(S, S) + scale * sw * sw - nu * n
+    ests = nystrom_trace - _colsum(S, S) + scale * sw * sw - nu * n
+    jack = _xnystrace_jackknife(n, nystrom_trace, Linv, Su, Ginv) if m > 2 else None
+    return ests, jack
+
+
+def _xnystrace_jackknife(n, nystrom_trace, Linv, Su, Ginv):
+    """The delete-one jackknife standard error of XNysTrace's estimate (see
+    :func:`_xtrace_jackknife`): without test vectors i and j the Nystrom
+    approximation loses ``Y H^-1 E (E^T H^-1 E)^-1 E^T H^-1 Y^T`` (E the
+    columns i, j of the identity), whose trace is ``tr(M^-1 N_ij)`` with M
+    the i, j block of ``H^-1`` and N that of ``(R H^-1)^T (R H^-1)``, and
+    the residual at omega_i is ``(M^-1)_00``: 2 x 2 algebra on m x m
+    matrices.  (The shift nu n is the same in every replicate.)"""
+    m = Su.shape[1]
+    Hinv = product(Linv.T, Linv)
+    N = product(Su.T, Su)
+    hd, nd = np.diag(Hinv), np.diag(N)
+    det = hd[:, None] * hd[None, :] - Hinv * Hinv
+    det = np.where(det > 0, det, np.inf)
+    lost = (hd[None, :] * nd[:, None] - 2 * Hinv * N + hd[:, None] * nd[None, :]) / det
+    residual = hd[None, :] / det
+    if Ginv is not None:
+        gd = np.diag(Ginv)
+        residual = residual * ((n - m + 2) * (gd[:, None] - Ginv * Ginv / gd[None, :]))
+    loo2 = nystrom_trace - lost + residual  # [i, j]: t_i^(-j) + nu n
+    np.fill_diagonal(loo2, 0.0)
+    return _jackknife_error(loo2.sum(axis=0) / (m - 1))
 
 
 # ---- the trace -----------------------------------------------------------------------
@@ -452,8 +537,9 @@ class _TraceRun:
                 self.Om = np.hstack([self.Om, Om])
 
     def estimate(self) -> tuple[float, float]:
+        jack = None
         if self.method == "xtrace":
-            ests = _xtrace_estimates(self.D)
+            ests, jack = _xtrace_estimates(self.D)
             base = 0.0
         elif self.method == "hutch++":
             Q, Z = self.D.Q, self.D.Z
@@ -464,14 +550,15 @@ class _TraceRun:
                     - _colsum(Wg, product(Q.T, self.AG)) + _colsum(Wg, product(H, Wg)))
             base = float(np.trace(H))
         elif self.method == "xnystrace":
-            ests = _xnystrace_estimates(self.Om, self.Y, self.kind, self.P.eps)
+            ests, jack = _xnystrace_estimates(self.Om, self.Y, self.kind, self.P.eps)
             base = 0.0
         else:
             ests = _colsum(self.Om, self.Y)
             base = 0.0
         m = ests.size
-        spread = float(np.std(ests, ddof=1)) / math.sqrt(m) if m > 1 else math.inf
-        return base + float(np.mean(ests)), spread
+        if jack is None:  # independent samples (or an exact answer): their standard error
+            jack = float(np.std(ests, ddof=1)) / math.sqrt(m) if m > 1 else math.inf
+        return base + float(np.mean(ests)), jack
 
 
 def _check_square(op, name="A"):
@@ -728,7 +815,7 @@ def _xdiag_estimates(D: _Deflation) -> NDArray[np.float64]:
         d_i = diag(Q_i Q_i^T A) + omega_i * ((I - Q_i Q_i^T) A omega_i)
 
     from ``Z = A^T Q`` (``diag(Q Q^T A)`` is the row sums of ``Q * Z``)."""
-    R, _, S, _ = D.leave_one_out()
+    R, _, S, _, _ = D.leave_one_out()
     Q, Z, Om, Y = D.Q, D.Z, D.Om, D.Y
     QS = product(Q, S)
     low_rank = np.einsum("ij,ij->i", Q, Z)[:, None] - QS * product(Z, S)
