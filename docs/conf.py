@@ -92,6 +92,9 @@ JOBS = [
     ("Singular value decomposition", "Truncated SVDs in one pass over A.",
      ["fast_sp_svd", "practical_sp_svd", "three_sketch_svd", "practical_sp_svd_sizes",
       "three_sketch_svd_sizes", "lowrank_residual", "SinglePassSVD"]),
+    ("Traces, diagonals, effective dimension", "From products with A, with error estimates.",
+     ["estimate_trace", "estimate_diagonal", "effective_dimension", "TraceResult",
+      "DiagonalResult", "EffectiveDimensionResult"]),
     ("Error estimates", "How good is the answer.", ["ErrorEstimate"]),
 ]
 
