@@ -585,10 +585,8 @@ def _check_square(op, name="A"):
     return n
 
 
-def _check_budget(matvecs, method):
-    if matvecs is None:
-        return None
-    return check_int(matvecs, "matvecs", 1)
+def _check_budget(matvecs):
+    return None if matvecs is None else check_int(matvecs, "matvecs", 1)
 
 
 def _exact_columns(op, take):
@@ -625,29 +623,31 @@ def _check_psd_hint(op):
                          f"negative diagonal entry ({float(np.min(d)):.3g}); use 'xtrace'")
 
 
-def _run_to(run, P, budget, tol, cap, n):
+def _rounds(run, measure, P, budget, tol, cap, n):
     """Grow ``run`` to a fixed ``budget``, or (tol) round by round, doubling
-    the products, until the calibrated error is at most ``tol`` times the
-    estimate or the next round would pass ``cap``; returns ``(estimate,
-    error, converged, exact)``, ``exact`` when the products would have
-    reached n and the caller should compute the answer exactly."""
-    factor = _CALIBRATION[run.method]
+    the products (every one kept), until ``measure()`` = ``(answer, error,
+    size)`` has ``error <= tol * size`` or the next round would pass
+    ``cap``.  Returns ``(answer, error, converged, exact)``: ``exact`` when
+    the rounds would reach n products, where the caller computes the answer
+    exactly (n products) instead."""
     if tol is None:
         run.grow(budget)
-        value, spread = run.estimate()
-        return value, factor * spread, True, False
+        answer, error, _ = measure()
+        return answer, error, True, False
     target = min(_FIRST_ROUND, n - 1)
     while True:
         run.grow(target)
-        value, spread = run.estimate()
-        error = factor * spread
-        if error <= tol * abs(value):
-            return value, error, True, False
-        target *= 2
-        if target >= n and (cap is None or P.used + n <= cap):
-            return value, error, False, True
-        if cap is not None and target > cap:
-            return value, error, False, False
+        answer, error, size = measure()
+        if error <= tol * size:
+            return answer, error, True, False
+        following = 2 * target
+        if following >= n:
+            if cap is None or P.used + n <= cap:
+                return answer, error, False, True
+            following = n - 1  # as far as the test vectors may go below n
+        if following <= target or (cap is not None and following > cap):
+            return answer, error, False, False
+        target = following
 
 
 def estimate_trace(A: Any, *, method: str = "xtrace", matvecs: int | None = None,
@@ -755,7 +755,7 @@ def estimate_trace(A: Any, *, method: str = "xtrace", matvecs: int | None = None
     method = check_choice(method, "method", TRACE_METHODS)
     op = as_linear_map(A, "A")
     n = _check_square(op)
-    budget = _check_budget(matvecs, method)
+    budget = _check_budget(matvecs)
     tol = check_tol(tol)
     kind = _DEFAULT_VECTORS[method] if test_vectors is None else \
         check_choice(test_vectors, "test_vectors", TEST_VECTORS)
@@ -777,7 +777,13 @@ def estimate_trace(A: Any, *, method: str = "xtrace", matvecs: int | None = None
     if tol is None and budget >= n:
         return _exact_trace(op, P, method, True)
     run = _TraceRun(method, P, kind)
-    value, error, converged, exact = _run_to(run, P, budget, tol, budget, n)
+    factor = _CALIBRATION[method]
+
+    def measure():
+        value, spread = run.estimate()
+        return value, factor * spread, abs(value)
+
+    value, error, converged, exact = _rounds(run, measure, P, budget, tol, budget, n)
     if exact:
         return _exact_trace(op, P, method, True)
     if not converged:
@@ -850,31 +856,6 @@ def _xdiag_estimates(D: _Deflation) -> NDArray[np.float64]:
     return low_rank + Om * residual
 
 
-def _run_diagonal_to(run, P, budget, tol, cap, n):
-    """:func:`_run_to` for a diagonal: the rule is ``error <= tol ||d||``."""
-    factor = _CALIBRATION[run.method]
-
-    def measured():
-        d, spread = run.estimate()
-        return d, factor * spread, _DIAGONAL_NORM_FACTOR * float(np.linalg.norm(spread))
-
-    if tol is None:
-        run.grow(budget)
-        d, errors, error = measured()
-        return d, errors, error, True, False
-    target = min(_FIRST_ROUND, n - 1)
-    while True:
-        run.grow(target)
-        d, errors, error = measured()
-        if error <= tol * float(np.linalg.norm(d)):
-            return d, errors, error, True, False
-        target *= 2
-        if target >= n and (cap is None or P.used + n <= cap):
-            return d, errors, error, False, True
-        if cap is not None and target > cap:
-            return d, errors, error, False, False
-
-
 def estimate_diagonal(A: Any, *, method: str = "xdiag", matvecs: int | None = None,
                       tol: float | None = None, rng: None | int | np.random.Generator = None,
                       test_vectors: str | None = None) -> DiagonalResult:
@@ -942,7 +923,7 @@ def estimate_diagonal(A: Any, *, method: str = "xdiag", matvecs: int | None = No
     method = check_choice(method, "method", DIAGONAL_METHODS)
     op = as_linear_map(A, "A")
     n = _check_square(op)
-    budget = _check_budget(matvecs, method)
+    budget = _check_budget(matvecs)
     tol = check_tol(tol)
     kind = _DEFAULT_VECTORS[method] if test_vectors is None else \
         check_choice(test_vectors, "test_vectors", ("rademacher", "gaussian"))
@@ -956,7 +937,17 @@ def estimate_diagonal(A: Any, *, method: str = "xdiag", matvecs: int | None = No
     if n == 0 or (tol is None and budget >= n):
         return _exact_diagonal_result(op, P, method)
     run = _DiagonalRun(method, P, kind, adjoint=not op.symmetric)
-    d, errors, error, converged, exact = _run_diagonal_to(run, P, budget, tol, budget, n)
+    factor = _CALIBRATION[method]
+    entry_errors = []
+
+    def measure():
+        d, spread = run.estimate()
+        entry_errors[:] = [factor * spread]
+        return d, _DIAGONAL_NORM_FACTOR * float(np.linalg.norm(spread)), \
+            float(np.linalg.norm(d))
+
+    d, error, converged, exact = _rounds(run, measure, P, budget, tol, budget, n)
+    errors = entry_errors[0]
     if exact:
         return _exact_diagonal_result(op, P, method)
     if not converged:
