@@ -1272,29 +1272,30 @@ def rpcholesky_for_rank(K: Any, alpha: float, total: float, gen: np.random.Gener
     its effective dimension: the fewest landmarks c (at least 50, at most
     c_max) whose factor F says ``d_eff(K, alpha) <= c``
     (:func:`factor_effective_dimension`'s estimate, which falls as c grows).
-    Runs 256 landmarks, then (while the estimate of a run's whole factor asks
-    for more) that many, at least twice as many: at most about twice the work
-    of the last run.  The landmarks are the first pivots of the last run
-    (RPCholesky's first pivots are a run of their own), their number found
-    by bisection to within 2%.  Returns ``(pivots, F, F^T F)``.  The rank
-    rule of ``n_components="auto"`` in the kernel estimators."""
+    Runs 256 landmarks, then continues the run to twice as many (while the
+    estimate of the whole factor asks for more): no work is repeated.  The
+    landmarks are the first pivots of the run (RPCholesky's first pivots are
+    a run of their own), their number found by bisection to within 5%.
+    Returns ``(pivots, F, F^T F)``.  The rank rule of ``n_components="auto"``
+    in the kernel estimators."""
     n = K.shape[0]
     least = min(_RANK_MIN, n, c_max)
     c = min(c_max, max(_RANK_FIRST, least))
+    start = None
     while True:
-        cols, _, F = block_rpcholesky(K, c, gen, columns=False)
+        cols, _, F = block_rpcholesky(K, c, gen, columns=False, start=start)
         G = gram_t(F, F)
 
         def estimate(w):
             return factor_effective_dimension(G[:w, :w], total, alpha).estimate
 
-        whole = estimate(c)
-        if whole <= c or c >= c_max:
+        if estimate(c) <= c or c >= c_max:
             lo, hi = least, c  # estimate(hi) <= hi (or hi = c_max)
             if estimate(lo) <= lo:
                 hi = lo
-            while hi - lo > max(1, hi // 50):
+            while hi - lo > max(1, hi // 20):
                 mid = (lo + hi) // 2
                 lo, hi = (lo, mid) if estimate(mid) <= mid else (mid, hi)
             return cols[:hi], np.asfortranarray(F[:, :hi]), G[:hi, :hi].copy()
-        c = min(c_max, max(2 * c, math.ceil(whole)))
+        start = (cols, F)
+        c = min(c_max, 2 * c)
