@@ -34,7 +34,7 @@ spread of the m estimates the method gives without test vector j, each a
 mean of leave-two-out estimates, all m^2 of them from m x m algebra
 (``_xtrace_jackknife``, ``_xnystrace_jackknife``: O(m^3), no products);
 it sees the whole estimator vary, common errors included.  It is
-multiplied by a factor ``_CALIBRATION[method]`` chosen so that it covered
+multiplied by a factor (``_coverage_factor``) chosen so that it covered
 the true error in at least 90% of the trials of every spectrum and budget
 of that sweep (see the constants below and ``tests/test_trace.py``).
 """
@@ -57,9 +57,9 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["estimate_trace", "estimate_diagonal", "effective_dimension", "TraceResult",
-           "factor_effective_dimension", "FactorEffectiveDimension", "rpcholesky_for_rank", "is_auto",
            "DiagonalResult", "EffectiveDimensionResult", "TRACE_METHODS", "DIAGONAL_METHODS",
-           "TEST_VECTORS"]
+           "TEST_VECTORS", "factor_effective_dimension", "FactorEffectiveDimension",
+           "rpcholesky_for_rank", "is_auto"]
 
 TRACE_METHODS = ("xtrace", "xnystrace", "hutch++", "hutchinson")
 DIAGONAL_METHODS = ("xdiag", "hutchinson")
@@ -75,17 +75,29 @@ _DEFAULT_VECTORS = {"xtrace": "improved", "xnystrace": "improved", "hutch++": "r
 # fewest products of a fixed budget (at least two estimates to spread)
 _MIN_MATVECS = {"xtrace": 4, "xnystrace": 2, "hutch++": 4, "hutchinson": 2, "xdiag": 4}
 
-# Factor on the standard error (XTrace, XNysTrace: the jackknife's; the
-# others: of their independent Hutchinson samples; XDiag: of each entry's m
-# estimates): the error estimate returned.  Chosen on the XTrace paper's six
-# spectra (n = 1,000; budgets 20 to 300; 100 trials each): a factor whose
-# estimate covered the true error in >= 90% of the trials of every spectrum
-# and budget, with room (the 90% quantiles of |error| / standard error were at
-# most 1.6 and 1.7 for the jackknifes, on the flat spectrum, where they are
-# about the samples' own; 2.2 for Hutch++ and Hutchinson).  About the normal
-# quantile 1.645 of a 90% interval, as for independent samples.
-_CALIBRATION = {"xtrace": 2.0, "xnystrace": 2.0, "hutch++": 2.5, "hutchinson": 2.5,
-                "xdiag": 2.5}
+# The error estimate returned: the standard error (XTrace, XNysTrace: the
+# jackknife's; the others: of their independent Hutchinson samples; XDiag:
+# of each entry's m estimates) times ``_COVERAGE_FACTOR`` times the 95%
+# quantile of Student's t with m - 1 degrees of freedom (m samples; approximated
+# by 1.645 + 2.3 / (m - 1), within 4% from m = 4 on): a two-sided 90% interval
+# for independent normal samples, widened by the factor.  The factor was
+# chosen on the XTrace paper's six spectra (n = 1,000, budgets 20 to 300, 100
+# trials each): with it the estimate covered the true error in >= 90% of the
+# trials of every spectrum and budget (the 90% quantiles of |error| /
+# standard error were at most 2.1 for XTrace and 1.6 for XNysTrace, both on
+# the flat spectrum, 2.2 for Hutch++ and 2.1 for Hutchinson, at the fewest
+# samples).
+_COVERAGE_FACTOR = 1.3
+# no trace is known better than this many eps times n times its samples'
+# mean magnitude (rounding: the estimates of a matrix captured whole by the
+# sketch differ only by it, and their spread says nothing)
+_TRACE_ROUNDING = 1.0
+
+
+def _coverage_factor(samples: int) -> float:
+    """The factor on a standard error from ``samples`` samples."""
+    return _COVERAGE_FACTOR * (1.645 + 2.3 / max(samples - 1, 1))
+
 
 # The 2-norm error of a diagonal: the norm of the entries' standard errors
 # times this factor (a sum of n squared errors concentrates: 1.5 covered the
@@ -519,7 +531,7 @@ def _xnystrace_jackknife(n, nystrom_trace, Linv, Su, Ginv):
 
 class _TraceRun:
     """One method's products, grown to a budget; ``estimate()`` gives the
-    trace and the raw standard error (in the scaled units of the products)."""
+    trace and its error estimate (in the scaled units of the products)."""
 
     def __init__(self, method: str, P: _Products, kind: str):
         self.method, self.P, self.kind = method, P, kind
@@ -554,6 +566,7 @@ class _TraceRun:
                 self.Om = np.hstack([self.Om, Om])
 
     def estimate(self) -> tuple[float, float]:
+        """The estimate and its error estimate (the products' units)."""
         jack = None
         if self.method == "xtrace":
             ests, jack = _xtrace_estimates(self.D)
@@ -575,7 +588,10 @@ class _TraceRun:
         m = ests.size
         if jack is None:  # independent samples (or an exact answer): their standard error
             jack = float(np.std(ests, ddof=1)) / math.sqrt(m) if m > 1 else math.inf
-        return base + float(np.mean(ests)), jack
+        error = _coverage_factor(m) * jack
+        scale = abs(base) + float(np.mean(np.abs(ests)))
+        floor = _TRACE_ROUNDING * self.P.eps * self.P.n * scale
+        return base + float(np.mean(ests)), max(error, floor)
 
 
 def _check_square(op, name="A"):
@@ -777,11 +793,9 @@ def estimate_trace(A: Any, *, method: str = "xtrace", matvecs: int | None = None
     if tol is None and budget >= n:
         return _exact_trace(op, P, method, True)
     run = _TraceRun(method, P, kind)
-    factor = _CALIBRATION[method]
-
     def measure():
-        value, spread = run.estimate()
-        return value, factor * spread, abs(value)
+        value, error = run.estimate()
+        return value, error, abs(value)
 
     value, error, converged, exact = _rounds(run, measure, P, budget, tol, budget, n)
     if exact:
@@ -805,7 +819,10 @@ def _exact_trace(op, P, method, converged):
 
 class _DiagonalRun:
     """XDiag's or Hutchinson's products, grown to a budget; ``estimate()``
-    gives the diagonal and each entry's raw standard error."""
+    gives the diagonal and each entry's standard error (``samples``: the m
+    estimates it came from)."""
+
+    samples = 0
 
     def __init__(self, method: str, P: _Products, kind: str, adjoint: bool):
         self.method, self.P, self.kind = method, P, kind
@@ -830,7 +847,7 @@ class _DiagonalRun:
             E = _xdiag_estimates(self.D)
         else:
             E = self.Om * self.Y  # omega_i * (A omega_i), entrywise
-        m = E.shape[1]
+        m = self.samples = E.shape[1]
         d = E.mean(axis=1)
         spread = np.std(E, axis=1, ddof=1) / math.sqrt(m) if m > 1 else np.full(E.shape[0],
                                                                                    math.inf)
@@ -937,12 +954,11 @@ def estimate_diagonal(A: Any, *, method: str = "xdiag", matvecs: int | None = No
     if n == 0 or (tol is None and budget >= n):
         return _exact_diagonal_result(op, P, method)
     run = _DiagonalRun(method, P, kind, adjoint=not op.symmetric)
-    factor = _CALIBRATION[method]
     entry_errors = []
 
     def measure():
         d, spread = run.estimate()
-        entry_errors[:] = [factor * spread]
+        entry_errors[:] = [_coverage_factor(run.samples) * spread]
         return d, _DIAGONAL_NORM_FACTOR * float(np.linalg.norm(spread)), \
             float(np.linalg.norm(d))
 
@@ -977,9 +993,6 @@ _NYSTROM_RATIO = 0.1
 # Hutchinson vectors of the remainder: first round, then doubled
 _FIRST_PROBES = 8
 _DEFAULT_DEFF_TOL = 0.05
-# Factor on the standard error of the remainder's (independent) Hutchinson
-# samples: about the 90% quantile of Student's t with 7 degrees of freedom
-_DEFF_CALIBRATION = 2.0
 _CG_MAXITER = 100
 
 
@@ -1123,8 +1136,9 @@ def effective_dimension(K: Any, alpha: float, *, gram: bool = False,
        the iteration stops at a relative residual of
        ``sqrt(0.1 tol d_eff / n)``.
 
-    ``error_estimate`` is twice the standard error of step 2's samples
-    (independent: about a 90% interval).  ``bounds``: ``tr f(K_hat)``
+    ``error_estimate`` is the standard error of step 2's samples times the
+    factor of :func:`estimate_trace` (they are independent: at least a 90%
+    interval).  ``bounds``: ``tr f(K_hat)``
     below; above, ``tr f(K_hat) + (tr K - tr K_hat) / alpha`` where
     ``tr K`` is known (a matrix's diagonal, a kernel's, ``||A||_F^2``),
     since ``f' <= 1 / alpha``.  Products: the Nystrom columns plus one per
@@ -1200,7 +1214,8 @@ def effective_dimension(K: Any, alpha: float, *, gram: bool = False,
         q = a * (_colsum(G, precond(G)) - _colsum(G, out.X))
         samples = np.concatenate([samples, q])
         estimate = nystrom + float(np.mean(samples))
-        error = _DEFF_CALIBRATION * float(np.std(samples, ddof=1)) / math.sqrt(samples.size)
+        error = _coverage_factor(samples.size) * float(np.std(samples, ddof=1)) / \
+            math.sqrt(samples.size)
         converged = error <= tol * estimate
         h *= 2
     estimate = min(max(estimate, lower), upper)
