@@ -36,6 +36,7 @@ from ._registry import SKETCH_KINDS, SVD_SKETCHES, make_sketch
 
 if TYPE_CHECKING:  # the names of _LAZY, so that type checkers see what they are
     from ._cur import CURDecomposition, cur
+    from ._eigsh import EigshResult, eigsh
     from ._errors import ErrorEstimate
     from ._estimators import SinglePassSVD, SketchedNystroem
     from ._estimators_svd import RandomizedTruncatedSVD
@@ -93,6 +94,8 @@ _LAZY = {
     "SketchedKernelRidgeClassifier": "_krr",
     "SinglePassSVD": "_estimators",
     "krylov_svd": "_krylov",
+    "eigsh": "_eigsh",
+    "EigshResult": "_eigsh",
     "InaccurateSVDWarning": "_errors",
     "RandomizedTruncatedSVD": "_estimators_svd",
     "lstsq": "_lstsq",

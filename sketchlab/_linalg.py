@@ -1022,6 +1022,21 @@ class GrowingBasis:
         self.size += width
         return C, R
 
+    def compress(self, Y, start):
+        """The thick restart of a Krylov basis (``_eigsh``): the first
+        ``start`` columns become ``Q[:, :start] @ Y`` (Y of shape (start,
+        keep) with orthonormal columns: the new columns are orthonormal to
+        rounding) and the columns from ``start`` on move right after them.
+        The product runs in fixed row chunks (the same for any thread count;
+        the caller holds ``serial_blas``)."""
+        keep = Y.shape[1]
+        tail = self.size - start
+        head = tall_mul(self.buf[:, :start], Y)
+        self.buf[:, :keep] = head
+        if tail:
+            self.buf[:, keep:keep + tail] = self.buf[:, start:self.size].copy(order="F")
+        self.size = keep + tail
+
 
 def _gram(syrk, Y):
     """``Y^T Y`` (both triangles) by one BLAS syrk."""
