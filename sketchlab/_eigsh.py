@@ -271,8 +271,12 @@ def product_cost(ops: LinearMap) -> int:
     """A product with one column, in columns of orthogonalization (``4 n``
     flops each): ``nnz / (2 n)`` for a sparse A, ``n / 2`` for a dense one
     and for maps without entries that are not LinearOperators (kernels, dask
-    chunks), 0 (unknown) for a LinearOperator."""
+    chunks), 0 (unknown) for a LinearOperator; what a map declares in its
+    ``product_columns`` where it does (RandomizedPCA's Gram map)."""
     n = ops.shape[0]
+    declared = getattr(ops, "product_columns", None)  # a map that knows its cost
+    if declared is not None:
+        return int(declared)
     entries = ops.entries
     if entries is not None:
         return int(entries.nnz // (2 * n)) if sp.issparse(entries) else n // 2
