@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the names of _LAZY, so that type checkers see what they are
     from ._estimators import SinglePassSVD, SketchedNystroem
     from ._estimators_svd import RandomizedTruncatedSVD
     from ._pca import RandomizedPCA
+    from ._kpca import SketchedKernelPCA
     from ._krr import SketchedKernelRidge, SketchedKernelRidgeClassifier
     from ._gmr import UnderdeterminedSketchWarning, fast_gmr, gmr, project_psd, project_symmetric
     from ._kernel_matrices import PairwiseKernel, RBFKernel
@@ -100,6 +101,7 @@ _LAZY = {
     "InaccurateSVDWarning": "_errors",
     "RandomizedTruncatedSVD": "_estimators_svd",
     "RandomizedPCA": "_pca",
+    "SketchedKernelPCA": "_kpca",
     "lstsq": "_lstsq",
     "sketch_preconditioner": "_lstsq",
     "LstsqResult": "_lstsq",
