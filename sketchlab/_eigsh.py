@@ -267,20 +267,28 @@ def _basis_columns(n, wanted, block, spare=0):
     return min(n, max(least, min(spare, 4 * least)))
 
 
-def product_cost(ops: LinearMap) -> int:
-    """A product with one column, in columns of orthogonalization (``4 n``
-    flops each): ``nnz / (2 n)`` for a sparse A, ``n / 2`` for a dense one
-    and for maps without entries that are not LinearOperators (kernels, dask
-    chunks), 0 (unknown) for a LinearOperator; what a map declares in its
-    ``product_columns`` where it does (RandomizedPCA's Gram map)."""
-    n = ops.shape[0]
-    declared = getattr(ops, "product_columns", None)  # a map that knows its cost
-    if declared is not None:
-        return int(declared)
+def sparse_products(ops: LinearMap) -> bool:
+    """Whether A's products are those of a sparse matrix (cheap beside the
+    orthogonalization): a CSR/CSC A, or a map that says so in its
+    ``sparse_entries`` (the dask map of sparse chunks)."""
     entries = ops.entries
     if entries is not None:
-        return int(entries.nnz // (2 * n)) if sp.issparse(entries) else n // 2
-    return 0 if hasattr(ops, "operator") else n // 2
+        return sp.issparse(entries)
+    return bool(getattr(ops, "sparse_entries", False))
+
+
+def product_cost(ops: LinearMap) -> int:
+    """What a product with one column costs, in columns of orthogonalization
+    (``4 n`` flops each), as far as it enlarges the basis: 0 for sparse
+    products and for a LinearOperator (unknown), ``n / 2`` for a dense A and
+    for maps without entries (kernels, dense dask chunks), or what a map
+    declares in its ``product_columns`` (RandomizedPCA's Gram map)."""
+    declared = getattr(ops, "product_columns", None)
+    if declared is not None:
+        return int(declared)
+    if sparse_products(ops) or hasattr(ops, "operator"):
+        return 0
+    return ops.shape[0] // 2
 
 
 def _nystrom(run, norm, eps):
@@ -475,16 +483,14 @@ def check_symmetric_entries(A: Any, name: str = "A") -> None:
 
 
 def default_block(ops: LinearMap, k: int | None) -> int:
-    """2 for a sparse A whose products with a column cost less than its
-    orthogonalization against the basis (``2 nnz <= 4 n D``); otherwise
-    larger blocks, whose products cost about one pass each where they are
-    memory-bound: ``k // 2`` within [8, 32]."""
+    """2 for sparse products, which cost less than the orthogonalization of
+    their result (the smallest block that sees a repeated eigenvalue);
+    otherwise ``k // 2`` within [8, 32]: products by dense blocks cost about
+    one pass each where they are memory-bound."""
     n = ops.shape[0]
+    if sparse_products(ops):
+        return min(n, _SPARSE_BLOCK)
     kk = k if k is not None else _EXTRA
-    entries = ops.entries
-    if entries is not None and sp.issparse(entries):
-        if entries.nnz <= 2 * n * _basis_columns(n, kk, _SPARSE_BLOCK):
-            return min(n, _SPARSE_BLOCK)
     return min(n, max(8, min(32, kk // 2)))
 
 
@@ -597,13 +603,13 @@ def eigsh(A: MatrixLike | LinearMap, k: int | None = None, *, which: str = "LM",
         it met the default tolerance; no warning).  Default: until ``tol``
         is met, at most 1000.
     block_size : int, optional
-        Vectors per block.  Default 2 for a sparse A whose products cost
-        less than the orthogonalization of their result (``nnz <= 2 n D``,
-        D the basis size, about ``2 k + 20``), the smallest block that can
-        see a repeated eigenvalue; otherwise ``k // 2`` within [8, 32]
-        (products by dense blocks cost about one pass each).  The basis holds
-        ``k + max(k, 20) + 2 block_size`` columns, restarted to keep
-        ``k + (D - k) / 4`` Ritz vectors.
+        Vectors per block.  Default 2 for a sparse A (its products cost less
+        than their orthogonalization; 2 is the smallest block that sees a
+        repeated eigenvalue); otherwise ``k // 2`` within [8, 32] (products
+        by dense blocks cost about one pass each).  The basis holds ``D = k +
+        max(k, 20) + 2 block_size`` columns (up to four times as many for a
+        dense A, where a product costs more than orthogonalizing n / 2
+        columns), restarted to keep ``k + (D - k) / 4`` Ritz vectors.
     psd : bool, optional
         Whether A is positive semidefinite (default: as the input says: True
         for a kernel oracle, else unknown and not used).  For a PSD A with
