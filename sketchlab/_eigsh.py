@@ -41,17 +41,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._config import serial_blas
-from ._linalg import (
-    GrowingBasis,
-    cholesky,
-    eigh,
-    exponent_of_largest,
-    largest_magnitude,
-    lower_inverse,
-    squared_frobenius,
-    svd,
-    tall_mul,
-)
+from ._engine.reductions import largest_magnitude, squared_frobenius
+from ._engine.threads import tall_mul
+from ._krylov_basis import GrowingBasis
+from ._linalg import cholesky, eigh, exponent_of_largest, lower_inverse, svd
 from ._linear_map import LinearMap, as_linear_map
 from ._results import result_type, warn_unconverged
 from ._validation import as_generator, check_choice, check_int, check_tol
@@ -330,90 +323,93 @@ def eigsh_core(ops: LinearMap, *, k: int | None, which: str, tol: float | None,
     wanted = k if k is not None else min(n, _EXTRA)
     D = _basis_columns(n, wanted, b, spare)
     run = _Lanczos(ops, b, gen, D + b, exponent)
-    norm = 0.0
-    factor = 1.0  # the recurrence's residuals must be below goal * factor
-    rechecks = 0
-    last_check = 0
-    answer = None
-    use_nystrom = psd and which in ("LM", "LA")
-    while True:
-        whole = run.width == 0  # the basis spans an invariant subspace (all of R^n)
-        if not whole and run.products < budget - 1:
-            added = run.step()
-            if run.products == 1 and check_first:
-                _check_first_block(run.first, eps, n)
-            last = added == 0
-        else:
-            last = True
-        # the projected eigenproblem (about 10 d^3 flops) at most a tenth of
-        # the passes' work (4 n b (d + spare) flops each) since the last one
-        d = run.done
-        due = run.products - last_check >= max(1, -(-25 * d ** 3 // (n * b * (d + spare + 1))))
-        room = run.size + run.width <= D or run.size >= n
-        if not (last or due or not room):
-            continue
-        last_check = run.products
-        theta, Y, coupling = run.ritz()
-        if theta.size:
-            norm = max(norm, float(np.max(np.abs(theta))))
-        order = _order(theta, which)
-        if k is None:
-            count = int(np.count_nonzero(_beyond(theta, which, goal * norm)))
-            watch = order[:min(count + 1, theta.size)]  # the first pair below the threshold too
-            pick = order[:count]
-            wanted = max(count + 1, 1)
-            D_new = _basis_columns(n, wanted, b, spare)
-            if D_new * n * np.dtype(dtype).itemsize > _BASIS_BYTES and not last:
-                last = True  # no room for more pairs: stop here, unconverged
-                budget = 0
-            D = max(D, D_new)
-        else:
-            pick = watch = order[:min(k, theta.size)]
-        est = np.linalg.norm(coupling @ Y[:, watch], axis=0) if coupling.size \
-            else np.zeros(watch.size)
-        enough = k is None or pick.size >= k
-        settled = enough and bool(np.all(est <= goal * factor * norm))
-        if settled and not fixed:
-            width = max(_CLUSTER, 10 * goal) * norm
-            cluster = _largest_cluster(theta[pick], width) if pick.size else 0
-            if cluster >= b and b < n and not last and run.products < budget - 2:
-                # as many equal values as the block has columns: more copies
-                # may hide (the Krylov space of b vectors meets an eigenspace
-                # in at most b dimensions, and a copy it lacks is not seen in
-                # the residuals).  Start again with a block larger than the
-                # cluster (krylov_svd's rule); the passes of both runs count.
-                again = eigsh_core(
-                    ops, k=k, which=which, tol=tol,
-                    passes=None if passes is None else passes - run.products,
-                    block=min(n, max(2 * b, cluster + 2)), psd=psd, gen=gen,
-                    check_first=False, exponent=run.exponent, spare=spare,
-                    max_passes=max_passes - run.products)
-                again["passes"] += run.products
-                return again
-        if (settled and not fixed) or last or run.products >= budget - 1:
-            if not enough:
-                raise ValueError(
-                    f"the Krylov space holds {pick.size} pairs after {run.products} passes, "
-                    f"fewer than k={k}: pass more passes= or a larger block_size=")
-            answer = _finish(run, theta, Y, pick, norm, eps, use_nystrom)
-            met = bool(np.all(answer["residuals"] <= goal * answer["norm"]))
-            if met or fixed or last or run.products >= budget - 1 or rechecks >= _RECHECKS:
-                answer["met"] = met
-                break
-            # the computed residuals miss what the recurrence's met (rounding):
-            # ask the recurrence for less, and go on
-            rechecks += 1
-            worst = float(np.max(answer["residuals"] / (goal * answer["norm"])))
-            factor /= 2 * worst
-            use_nystrom = use_nystrom and answer["extraction"] == "rayleigh-ritz"
-            continue
-        if not room:
-            keep_count = min(run.done, wanted + (D - wanted) // _KEEP_FRACTION,
-                             max(wanted, D - 2 * run.width))
-            run.restart(theta, Y, order[:keep_count])
-    answer["passes"] = run.products
-    answer["converged"] = answer["met"]
-    return answer
+    try:
+        norm = 0.0
+        factor = 1.0  # the recurrence's residuals must be below goal * factor
+        rechecks = 0
+        last_check = 0
+        answer = None
+        use_nystrom = psd and which in ("LM", "LA")
+        while True:
+            whole = run.width == 0  # the basis spans an invariant subspace (all of R^n)
+            if not whole and run.products < budget - 1:
+                added = run.step()
+                if run.products == 1 and check_first:
+                    _check_first_block(run.first, eps, n)
+                last = added == 0
+            else:
+                last = True
+            # the projected eigenproblem (about 10 d^3 flops) at most a tenth of
+            # the passes' work (4 n b (d + spare) flops each) since the last one
+            d = run.done
+            due = run.products - last_check >= max(1, -(-25 * d ** 3 // (n * b * (d + spare + 1))))
+            room = run.size + run.width <= D or run.size >= n
+            if not (last or due or not room):
+                continue
+            last_check = run.products
+            theta, Y, coupling = run.ritz()
+            if theta.size:
+                norm = max(norm, float(np.max(np.abs(theta))))
+            order = _order(theta, which)
+            if k is None:
+                count = int(np.count_nonzero(_beyond(theta, which, goal * norm)))
+                watch = order[:min(count + 1, theta.size)]  # the first pair below the threshold too
+                pick = order[:count]
+                wanted = max(count + 1, 1)
+                D_new = _basis_columns(n, wanted, b, spare)
+                if D_new * n * np.dtype(dtype).itemsize > _BASIS_BYTES and not last:
+                    last = True  # no room for more pairs: stop here, unconverged
+                    budget = 0
+                D = max(D, D_new)
+            else:
+                pick = watch = order[:min(k, theta.size)]
+            est = np.linalg.norm(coupling @ Y[:, watch], axis=0) if coupling.size \
+                else np.zeros(watch.size)
+            enough = k is None or pick.size >= k
+            settled = enough and bool(np.all(est <= goal * factor * norm))
+            if settled and not fixed:
+                width = max(_CLUSTER, 10 * goal) * norm
+                cluster = _largest_cluster(theta[pick], width) if pick.size else 0
+                if cluster >= b and b < n and not last and run.products < budget - 2:
+                    # as many equal values as the block has columns: more copies
+                    # may hide (the Krylov space of b vectors meets an eigenspace
+                    # in at most b dimensions, and a copy it lacks is not seen in
+                    # the residuals).  Start again with a block larger than the
+                    # cluster (krylov_svd's rule); the passes of both runs count.
+                    again = eigsh_core(
+                        ops, k=k, which=which, tol=tol,
+                        passes=None if passes is None else passes - run.products,
+                        block=min(n, max(2 * b, cluster + 2)), psd=psd, gen=gen,
+                        check_first=False, exponent=run.exponent, spare=spare,
+                        max_passes=max_passes - run.products)
+                    again["passes"] += run.products
+                    return again
+            if (settled and not fixed) or last or run.products >= budget - 1:
+                if not enough:
+                    raise ValueError(
+                        f"the Krylov space holds {pick.size} pairs after {run.products} passes, "
+                        f"fewer than k={k}: pass more passes= or a larger block_size=")
+                answer = _finish(run, theta, Y, pick, norm, eps, use_nystrom)
+                met = bool(np.all(answer["residuals"] <= goal * answer["norm"]))
+                if met or fixed or last or run.products >= budget - 1 or rechecks >= _RECHECKS:
+                    answer["met"] = met
+                    break
+                # the computed residuals miss what the recurrence's met (rounding):
+                # ask the recurrence for less, and go on
+                rechecks += 1
+                worst = float(np.max(answer["residuals"] / (goal * answer["norm"])))
+                factor /= 2 * worst
+                use_nystrom = use_nystrom and answer["extraction"] == "rayleigh-ritz"
+                continue
+            if not room:
+                keep_count = min(run.done, wanted + (D - wanted) // _KEEP_FRACTION,
+                                 max(wanted, D - 2 * run.width))
+                run.restart(theta, Y, order[:keep_count])
+        answer["passes"] = run.products
+        answer["converged"] = answer["met"]
+        return answer
+    finally:
+        run.basis.close()  # the buffer back to the workspace
 
 
 def _finish(run, theta, Y, pick, norm, eps, use_nystrom):

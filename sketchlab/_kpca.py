@@ -12,15 +12,15 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.extmath import svd_flip
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._eigsh import eigsh_run
 from ._kernel_matrices import BLOCK_ENTRIES, kernel_oracle
 from ._linalg import eigh, lower_inverse, spd_solver
 from ._linear_map import LinearMap, as_linear_map
 from ._rpcholesky import block_rpcholesky
-from ._validation import as_generator, check_choice, check_int, check_positive
-from ._validation import check_sparse_structure, plain_indices, trusted
+from ._sklearn import check_X
+from ._validation import Checked, as_generator, check_choice, check_int, check_positive
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -220,14 +220,11 @@ class SketchedKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     def fit(self, X: MatrixLike, y: Any = None) -> SketchedKernelPCA:
         """Fit on X (n_samples, n_features); y is ignored.  Returns self."""
-        X = check_sparse_structure(X, "X")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                          copy=self.copy_X)
-        X = plain_indices(X)
+        X = check_X(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                    copy=self.copy_X)
         n = X.shape[0]
         k, tol, landmarks, cache = self._check_params(n)
-        with trusted(X):
-            K = self._kernel(X)
+        K = self._kernel(Checked(X))
         self.gamma_ = getattr(K, "gamma", None)
         if self.gamma_ is None:
             self.gamma_ = K.params.get("gamma") if hasattr(K, "params") else None
@@ -321,8 +318,7 @@ class SketchedKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     def _kernel_between(self, A, B):
         """The kernel of the rows of A against those of B (the same kernel and
         parameters): a dense block."""
-        with trusted(B):
-            oracle = self._kernel(B)
+        oracle = self._kernel(B)
         return np.asarray(oracle.cross(A), dtype=np.float64)
 
     def fit_transform(self, X: MatrixLike, y: Any = None, **params: Any) -> NDArray[np.floating]:
@@ -337,10 +333,7 @@ class SketchedKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         times the scaled eigenvectors (``"rpcholesky"``: through the landmarks'
         features), in row blocks of at most 4M kernel entries."""
         check_is_fitted(self, "eigenvectors_")
-        X = check_sparse_structure(X, "X")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                          reset=False)
-        X = plain_indices(X)
+        X = check_X(self, X, reset=False, accept_sparse="csr", dtype=[np.float64, np.float32])
         m = X.shape[0]
         w = self.eigenvalues_
         out = np.empty((m, w.size))
@@ -348,7 +341,8 @@ class SketchedKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
             cols, Linv, mean, W = self._features
             step = max(1, BLOCK_ENTRIES // max(1, cols.size))
             for i in range(0, m, step):
-                block = np.asarray(self._oracle_fit.cross(X[i:i + step], cols), dtype=np.float64)
+                block = np.asarray(self._oracle_fit.cross(Checked(X[i:i + step]), cols),
+                                   dtype=np.float64)
                 out[i:i + step] = (block @ Linv.T - mean) @ W
             return out
         rows, total = self._centre
@@ -358,7 +352,7 @@ class SketchedKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         n = self.eigenvectors_.shape[0]
         step = max(1, BLOCK_ENTRIES // max(1, n))
         for i in range(0, m, step):
-            block = np.asarray(self._oracle_fit.cross(X[i:i + step]), dtype=np.float64)
+            block = np.asarray(self._oracle_fit.cross(Checked(X[i:i + step])), dtype=np.float64)
             means = block.mean(axis=1, keepdims=True)
             block -= rows[None, :]
             block -= means

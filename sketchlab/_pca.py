@@ -12,13 +12,13 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.extmath import svd_flip
 from sklearn.utils.sparsefuncs import mean_variance_axis
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._eigsh import eigsh_run
 from ._krylov import krylov_run
 from ._linear_map import CenteredMap, LinearMap, as_linear_map
-from ._validation import as_generator, as_matrix, check_choice, check_int, check_sparse_structure
-from ._validation import plain_indices
+from ._sklearn import check_X
+from ._validation import as_generator, as_matrix, check_choice, check_int
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -164,6 +164,12 @@ class RandomizedPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         orthonormal.
     random_state : None, int, numpy.random.Generator or RandomState
         Seeds the start block.
+    scheduler : str, Client or executor, optional
+        For a dask X (dense or scipy.sparse chunks along rows, or any
+        chunking): the scheduler of its passes (see :mod:`sketchlab.dask`).
+        The columns' means and variances take one pass over the chunks, then
+        each Krylov pass one more; the fit is the in-memory one for the same
+        ``random_state`` up to the rounding of the partial sums.
 
     Attributes
     ----------
@@ -214,8 +220,8 @@ class RandomizedPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                  whiten: bool = False, svd_solver: str = "auto", tol: float = 0.0,
                  iterated_power: int | str = "auto", n_oversamples: int | None = None,
                  power_iteration_normalizer: str = "auto",
-                 random_state: None | int | np.random.Generator | np.random.RandomState = None
-                 ) -> None:
+                 random_state: None | int | np.random.Generator | np.random.RandomState = None,
+                 scheduler: Any = None) -> None:
         self.n_components = n_components
         self.copy = copy
         self.whiten = whiten
@@ -225,6 +231,7 @@ class RandomizedPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self.n_oversamples = n_oversamples
         self.power_iteration_normalizer = power_iteration_normalizer
         self.random_state = random_state
+        self.scheduler = scheduler
 
     # -- fitting ------------------------------------------------------------------
 
@@ -242,14 +249,12 @@ class RandomizedPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         return U * self.singular_values_
 
     def _check_X(self, X, reset):
-        # the index arrays of sparse input are checked before scikit-learn or scipy
-        # read through them (a corrupt one would crash the interpreter there)
-        X = check_sparse_structure(X, "X")
-        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
-                          reset=reset)
-        return plain_indices(X)
+        return check_X(self, X, reset=reset, accept_sparse=("csr", "csc"),
+                       dtype=[np.float64, np.float32])
 
     def _fit(self, X):
+        if hasattr(X, "__dask_graph__"):
+            return self._fit_dask(X)
         X = self._check_X(X, reset=True)
         self._check_params()
         n, d = X.shape
@@ -262,6 +267,28 @@ class RandomizedPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             mean = X.mean(axis=0, dtype=np.float64)
             total_var = float(np.sum(np.var(X, axis=0, ddof=1, dtype=np.float64)))
         fit, U = self._run(as_linear_map(X, "X"), mean, total_var, (n, d))
+        self._set(fit)
+        return U
+
+    def _fit_dask(self, X):
+        """A dask X: the columns' moments in one pass over its chunks, then each
+        Krylov pass one pass over them (its ChunkMap)."""
+        from ._dask_pass import check_array, column_moments
+
+        check_array(X, "X")
+        self._check_params()
+        n, d = X.shape
+        if n < 2:
+            raise ValueError(f"RandomizedPCA needs at least 2 samples, got n_samples={n}")
+        if d < 1:
+            raise ValueError(f"X must have at least one feature, got shape {X.shape}")
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.n_features_in_ = d
+        mean, total_var = column_moments(X, self.scheduler)
+        ops = as_linear_map(X, "X", scheduler=self.scheduler)
+        ops.sparse_entries = sp.issparse(getattr(X, "_meta", None))
+        fit, U = self._run(ops, mean, total_var, (n, d))
         self._set(fit)
         return U
 
@@ -349,8 +376,18 @@ class RandomizedPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
     def transform(self, X: MatrixLike) -> NDArray[np.floating]:
         """Project X on the components (n_samples, n_components_), whitened
-        when ``whiten``; sparse X is not densified."""
+        when ``whiten``; sparse X is not densified; a dask X gives a dask
+        array (its row blocks projected)."""
         check_is_fitted(self, "components_")
+        if hasattr(X, "__dask_graph__"):
+            if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+                raise ValueError(f"X must have {self.n_features_in_} columns, got shape "
+                                 f"{X.shape}")
+            if X.numblocks[1] != 1:
+                X = X.rechunk({1: -1})
+            dtype = self.components_.dtype
+            return X.map_blocks(self.transform, chunks=(X.chunks[0], (self.n_components_,)),
+                                dtype=dtype, meta=np.empty((0, 0), dtype=dtype))
         X = self._check_X(X, reset=False)
         C = self.components_
         Z = np.asarray(X @ C.T) - self.mean_ @ C.T

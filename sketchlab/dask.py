@@ -58,7 +58,7 @@ except ImportError as exc:  # pragma: no cover - dask is an optional extra
 
 from . import _cur, _eigsh, _krylov, _svd
 from ._config import serial_blas
-from ._linear_map import LinearMap, as_linear_map
+from ._linear_map import LinearMap, as_linear_map, register_dask_map
 from ._dask_pass import Pass, as_block, bounds, check_array, check_operator, ops_chunk, state_chunk
 from ._operators import SketchOperator
 from ._operators import sketch_both as _sketch_both
@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from ._validation import MatrixLike
 
 __all__ = ["sketch", "sketch_both", "sketch_state", "cur", "fast_sp_svd", "practical_sp_svd",
-           "three_sketch_svd", "krylov_svd", "eigsh", "RandomizedPCA"]
+           "three_sketch_svd", "krylov_svd", "eigsh"]
 
 # -- the passes ----------------------------------------------------------------
 
@@ -421,6 +421,9 @@ def chunk_map(A: da.Array, scheduler: Any = None) -> ChunkMap:
     return ChunkMap(A, check_array(A), scheduler)
 
 
+register_dask_map(chunk_map)  # as_linear_map of a dask array
+
+
 def _krylov_passes(*, A, k, tol, passes, block_size, rng, estimate_error, scheduler):
     """:func:`sketchlab.krylov_svd` of a dask A: the in-memory run over its :class:`ChunkMap`."""
     ops = chunk_map(A, scheduler)
@@ -434,7 +437,7 @@ krylov_svd: Callable[..., SVDResult] = _front(
     "pass over the\nchunks; the first also sums ``||A||_F^2``.", "4, ", "s")
 
 
-# -- eigsh and RandomizedPCA: one pass over the chunks per product -------------
+# -- eigsh: one pass over the chunks per product ---------------------------------
 
 
 def _sparse_chunks(A):
@@ -469,157 +472,3 @@ eigsh: Callable[..., _eigsh.EigshResult] = _front(
     _eigsh.eigsh, _eigsh_passes, "Each pass over A (a product with a block) is one pass over the\n"
     "chunks.  A must be square and symmetric: its first block of products is\nchecked.",
     "3, ", "w", example=_EIGSH_EXAMPLE)
-
-
-def _moments_chunk(raw, where, shape, dtype):
-    """``(rows, column means, column sums of squared deviations)`` of a chunk."""
-    import scipy.sparse as sp
-    from sklearn.utils.sparsefuncs import mean_variance_axis
-
-    block = as_block(raw, where, shape, dtype)
-    h = block.shape[0]
-    if h == 0:
-        return 0, np.zeros(block.shape[1]), np.zeros(block.shape[1])
-    if sp.issparse(block):
-        mean, var = mean_variance_axis(block.tocsr(), axis=0)
-        return h, np.asarray(mean, dtype=np.float64), np.asarray(var, dtype=np.float64) * h
-    X = np.asarray(block, dtype=np.float64)
-    mean = X.mean(axis=0)
-    return h, mean, ((X - mean) ** 2).sum(axis=0)
-
-
-def _compute(collections, scheduler):
-    """``dask.compute`` on ``scheduler`` (an address: a client for the call)."""
-    if isinstance(scheduler, str) and "://" in scheduler:
-        from distributed import Client
-
-        with Client(scheduler, set_as_default=False) as client:
-            return dask.compute(*collections, scheduler=client)
-    return dask.compute(*collections, scheduler=scheduler)
-
-
-def column_moments(A: da.Array, dtype: Any, scheduler: Any = None) -> tuple[Any, float]:
-    """``(mean, total variance)`` of the columns of a dask A in one pass over
-    its chunks: each chunk's count, means and squared deviations, combined
-    in chunk order on the client (Chan, Golub and LeVeque's pairwise update:
-    no cancellation when the means dominate the spread)."""
-    blocks = A.to_delayed()
-    rows, cols = bounds(A.chunks[0]), bounds(A.chunks[1])
-    tasks = [[dask.delayed(_moments_chunk, pure=True)(blocks[bi, bj], (bi, bj), (h, w), dtype)
-              for bj, (_, w) in enumerate(cols)] for bi, (_, h) in enumerate(rows)]
-    (parts,) = _compute([tasks], scheduler)
-    means, m2 = [], []
-    for bj in range(len(cols)):
-        count, mean, dev = 0, None, None
-        for bi in range(len(rows)):
-            h, mu, sq = parts[bi][bj]
-            if h == 0:
-                continue
-            if mean is None:
-                count, mean, dev = h, mu, sq
-                continue
-            total = count + h
-            delta = mu - mean
-            mean = mean + delta * (h / total)
-            dev = dev + sq + delta * delta * (count * h / total)
-            count = total
-        means.append(mean)
-        m2.append(dev)
-    n = A.shape[0]
-    return np.concatenate(means), float(np.sum(np.concatenate(m2))) / (n - 1)
-
-
-def _randomized_pca() -> type:
-    """The dask RandomizedPCA class (built on first use: it imports
-    scikit-learn, which ``sketchlab.dask`` alone does not need)."""
-    from . import _pca
-
-    class RandomizedPCA(_pca.RandomizedPCA):
-        """:class:`sketchlab.RandomizedPCA` whose ``fit`` takes a dask array.
-
-        The means and the total variance of the columns come from one pass over
-        the chunks (each chunk's moments, combined in chunk order on the
-        client), then every pass of the Krylov iteration is one pass over the
-        chunks (:class:`ChunkMap`, the centring implicit: ``X Z - 1 (mu^T Z)``),
-        dense or scipy.sparse chunks along rows (or any chunking); the fit is
-        the in-memory one for the same ``random_state`` up to the rounding of
-        the partial sums.  Anything else than a dask array is fitted in
-        memory; ``transform`` of a dask array maps its row blocks.
-
-        Parameters
-        ----------
-        scheduler : str, Client or executor, optional
-            See the module; default the active scheduler.  The other
-            parameters are :class:`sketchlab.RandomizedPCA`'s.
-
-        Examples
-        --------
-        >>> import numpy as np, dask.array as da, sketchlab
-        >>> X = np.random.default_rng(0).standard_normal((600, 40)) + 3.0
-        >>> A = da.from_array(X, chunks=(150, 40))
-        >>> got = sketchlab.dask.RandomizedPCA(5, random_state=0, scheduler="sync").fit(A)
-        >>> want = sketchlab.RandomizedPCA(5, random_state=0).fit(X)
-        >>> bool(np.allclose(got.explained_variance_, want.explained_variance_, rtol=1e-10))
-        True
-        """
-
-        def __init__(self, n_components: int | float | None = None, *, copy: bool = True,
-                     whiten: bool = False, svd_solver: str = "auto", tol: float = 0.0,
-                     iterated_power: int | str = "auto", n_oversamples: int | None = None,
-                     power_iteration_normalizer: str = "auto",
-                     random_state: None | int | np.random.Generator | np.random.RandomState = None,
-                     scheduler: Any = None) -> None:
-            super().__init__(n_components, copy=copy, whiten=whiten, svd_solver=svd_solver,
-                             tol=tol, iterated_power=iterated_power, n_oversamples=n_oversamples,
-                             power_iteration_normalizer=power_iteration_normalizer,
-                             random_state=random_state)
-            self.scheduler = scheduler
-
-        def _fit(self, X):
-            if not isinstance(X, da.Array):
-                return super()._fit(X)
-            dtype = check_array(X, "X")
-            self._check_params()
-            n, d = X.shape
-            if n < 2:
-                raise ValueError(f"RandomizedPCA needs at least 2 samples, got n_samples={n}")
-            if d < 1:
-                raise ValueError(f"X must have at least one feature, got shape {X.shape}")
-            for name in ("feature_names_in_",):
-                if hasattr(self, name):
-                    delattr(self, name)
-            self.n_features_in_ = d
-            mean, total_var = column_moments(X, dtype, self.scheduler)
-            ops = chunk_map(X, self.scheduler)
-            ops.sparse_entries = _sparse_chunks(X)
-            fit, U = self._run(ops, mean, total_var, (n, d))
-            self._set(fit)
-            return U
-
-        def transform(self, X: Any) -> Any:
-            """Project X: a dask array block by block of rows (a dask array
-            back), anything else in memory."""
-            if not isinstance(X, da.Array):
-                return super().transform(X)
-            check_array(X, "X")
-            if X.shape[1] != self.n_features_in_:
-                raise ValueError(f"X has {X.shape[1]} features, but the fit had "
-                                 f"{self.n_features_in_}")
-            if X.numblocks[1] != 1:
-                X = X.rechunk({1: -1})
-            k = self.n_components_
-            return X.map_blocks(lambda block: _pca.RandomizedPCA.transform(self, block),
-                                chunks=(X.chunks[0], (k,)), dtype=self.components_.dtype,
-                                meta=np.empty((0, 0), dtype=self.components_.dtype))
-
-    RandomizedPCA.__module__ = __name__
-    RandomizedPCA.__qualname__ = "RandomizedPCA"  # pickled by this name
-    return RandomizedPCA
-
-
-def __getattr__(name: str) -> Any:
-    if name == "RandomizedPCA":
-        cls = _randomized_pca()
-        globals()[name] = cls
-        return cls
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
