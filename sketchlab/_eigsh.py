@@ -427,6 +427,11 @@ def _finish(run, theta, Y, pick, norm, eps, use_nystrom):
                 w, Z, columns = lam[:m], U[:, :m], run.size
                 extraction = "nystrom"
     V = run.vectors(Z, columns) if w.size else np.zeros((run.n, 0), dtype=run.dtype)
+    # each vector's sign fixed (its largest entry positive): the same vectors
+    # whatever the order of the products' partial sums (dask chunks)
+    if w.size:
+        top = np.abs(V).argmax(axis=0)
+        V *= np.where(V[top, np.arange(V.shape[1])] < 0, -1, 1).astype(V.dtype)
     scale = run.total_exponent
     if w.size:
         AV = run.ops.matmat(V)

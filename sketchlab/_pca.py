@@ -14,7 +14,7 @@ from sklearn.utils.extmath import svd_flip
 from sklearn.utils.sparsefuncs import mean_variance_axis
 from sklearn.utils.validation import check_is_fitted
 
-from ._eigsh import eigsh_run
+from ._eigsh import eigsh_run, sparse_products
 from ._krylov import krylov_run
 from ._linear_map import CenteredMap, LinearMap, as_linear_map
 from ._sklearn import check_X
@@ -62,7 +62,7 @@ class GramMap(LinearMap):
     """``A^T A`` of a map A (d x d, symmetric PSD) as its products ``A^T (A
     Z)``: two passes over A each.  ``product_columns``: what a product with
     one column costs in columns of eigsh's orthogonalization (``4 d``
-    flops): ``nnz / d`` for sparse data, ``n`` for dense."""
+    flops): ``n`` for dense data, 0 (cheap) for sparse data."""
 
     symmetric = True
     psd = True
@@ -308,8 +308,9 @@ class RandomizedPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             k = k if k is not None else 1
             return self._constant(ops, mean, k, shape), np.zeros((shape[0], k), dtype=ops.dtype)
         solver = "lanczos" if self.svd_solver == "lanczos" else "krylov"
-        entries = getattr(ops, "entries", None)
-        cost = (entries.nnz // max(1, shape[1]) if sp.issparse(entries) else shape[0])
+        # the Gram map's product with a column in columns of orthogonalization
+        # (4 d flops): n for dense data; sparse data: cheap, as a sparse A
+        cost = 0 if sparse_products(ops) else shape[0]
         return pca_fit(ops, mean, total_var, k=k, tol=tol, passes=passes, block_size=block,
                        rtol=rtol, gen=gen, solver=solver, cost=cost, stacklevel=6)
 
