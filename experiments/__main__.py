@@ -6,7 +6,8 @@ each, writing ``OUT/<name>/<name>.csv`` and ``run.json``, its figures under
 ``OUT/figures``, and ``OUT/REPORT.md`` over the sweeps found), ``investigate``
 (the studies behind the report's explanations of its disagreements),
 ``lstsq`` (sketched least squares against the condition number; no data
-set), ``reproduce`` (all of these on the data that is present, then the figures and
+set), ``krr`` and ``spectrum`` (Fashion-MNIST and debian-tfidf, not part of
+``reproduce``), ``reproduce`` (all of these on the data that is present, then the figures and
 ``OUT/REPORT.md``), ``plot`` (figures from the CSV alone), ``report``
 (``REPORT.md`` from the CSV alone), ``datasets`` (the registry and what is on
 disk) and ``download``.
@@ -153,6 +154,17 @@ def build_parser():
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     p.add_argument("--out", type=Path, default=Path("results"),
                    help="output directory (default results/)")
+    p = sub.add_parser("spectrum", help="the spectrum of a matrix (issue 37): eigsh against "
+                       "scipy's eigsh and lobpcg on a nearest-neighbour graph (residual and "
+                       "time against k), RandomizedPCA against PCA, SketchedKernelPCA against "
+                       "KernelPCA; not part of reproduce")
+    p.add_argument("--quick", action="store_true", help="small sizes (a few minutes)")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    p.add_argument("--out", type=Path, default=Path("results"),
+                   help="output directory (default results/)")
+    p.add_argument("--task", action="append", choices=("graph", "pca-sparse", "pca-dense",
+                                                       "kpca", "kpca-landmarks"),
+                   help="run only these tasks (repeatable; default all)")
     p = sub.add_parser("reproduce", parents=[common], help="every sweep, figures and REPORT.md")
     p.add_argument("--gamma", type=_positive_float, help="RBF scale for files given by path")
     for name, text in (("plot", "redraw the figures from the CSV files"),
@@ -312,6 +324,10 @@ def _dispatch(args):
         from . import krr
 
         return krr.main(args.out, quick=args.quick, seed=args.seed)
+    if args.command == "spectrum":
+        from . import spectrum
+
+        return spectrum.main(args.out, quick=args.quick, seed=args.seed, tasks=args.task)
     if args.command == "reproduce":
         started = time.perf_counter()
         skipped = []

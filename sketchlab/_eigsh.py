@@ -253,10 +253,11 @@ def _largest_cluster(values, width):
 
 
 def _basis_columns(n, wanted, block, spare=0):
-    """The basis size D: ``k + max(k, 20) + 2 b``, up to four times that where
+    """The basis size D: ``k + max(k, 20, 3 b) + 2 b`` (room for several
+    blocks between restarts however wide the block), up to four times that where
     a product with a column costs as much as orthogonalizing ``spare``
     columns (a larger basis: fewer passes for more orthogonalization)."""
-    least = wanted + max(wanted, _EXTRA) + 2 * block
+    least = wanted + max(wanted, _EXTRA, 3 * block) + 2 * block
     return min(n, max(least, min(spare, 4 * least)))
 
 

@@ -302,7 +302,7 @@ def test_same_result_for_one_and_two_threads(form):
     from threadpoolctl import threadpool_limits
 
     gen = np.random.default_rng(12)
-    n = 20000 if form == "csr" else 3000
+    n = 20000 if form == "csr" else 1500
     B = sp.random(n, n, density=8 / n, format="csr", random_state=gen)
     A = (B + B.T).tocsr()
     if form == "dense":
