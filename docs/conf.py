@@ -92,6 +92,8 @@ JOBS = [
     ("Singular value decomposition", "Truncated SVDs in one pass over A.",
      ["fast_sp_svd", "practical_sp_svd", "three_sketch_svd", "practical_sp_svd_sizes",
       "three_sketch_svd_sizes", "lowrank_residual", "SinglePassSVD"]),
+    ("Eigenpairs and PCA", "Symmetric eigenproblems, PCA on sparse data, kernel PCA.",
+     ["eigsh", "EigshResult", "RandomizedPCA", "SketchedKernelPCA"]),
     ("Error estimates", "How good is the answer.", ["ErrorEstimate"]),
 ]
 
@@ -116,7 +118,8 @@ def _write_api():
               ".. currentmodule:: sketchlab.dask", "", ".. autosummary::",
               "   :toctree: generated", "",
               *[f"   {n}" for n in ("sketch", "sketch_both", "sketch_state", "fast_sp_svd",
-                                    "practical_sp_svd", "three_sketch_svd", "cur")], ""]
+                                    "practical_sp_svd", "three_sketch_svd", "cur", "krylov_svd",
+                                    "eigsh")], ""]
     text = "\n".join(lines)
     path = HERE / "api.rst"
     if not path.exists() or path.read_text() != text:
