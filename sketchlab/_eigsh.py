@@ -570,8 +570,9 @@ def eigsh(A: MatrixLike | LinearMap, k: int | None = None, *, which: str = "LM",
     wanted Ritz vectors kept), Rayleigh-Ritz extraction; for a PSD A the
     Nystrom form of the same space where it is more accurate.  Repeated
     eigenvalues come with all their copies: when as many equal values as
-    the block has columns come out, fresh directions join the block and
-    the iteration goes on.
+    the block has columns come out (a block of b vectors meets an
+    eigenspace in at most b dimensions), the iteration starts again with a
+    block wider than them, the passes of both runs counted.
 
     Parameters
     ----------
@@ -625,7 +626,8 @@ def eigsh(A: MatrixLike | LinearMap, k: int | None = None, *, which: str = "LM",
     Returns
     -------
     EigshResult
-        ``w, V = res``: w (k,) ascending, V (n, k) orthonormal columns.
+        ``w, V = res``: w (k,) ascending, V (n, k) orthonormal columns, each
+        with its largest entry positive.
         ``res.residuals`` (k,): ``||A V[:, i] - w[i] V[:, i]||``;
         ``res.passes``; ``res.converged`` (every residual within ``tol
         res.norm``); ``res.norm`` (the estimate of ``||A||_2``);
