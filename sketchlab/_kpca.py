@@ -288,11 +288,16 @@ class SketchedKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     def _fit_landmarks(self, K, k, c, gen):
         cols, _, F = block_rpcholesky(K, c, gen, columns=False)
-        diag = np.abs(np.diagonal(F[cols]))
-        live = diag > 0  # landmarks drawn after the kernel ran out have zero columns
-        cols, F = cols[live], np.ascontiguousarray(F[:, live])
+        live = np.abs(np.diagonal(F[cols])) > 0  # drawn after the kernel ran out: zero columns
+        if not live.all():
+            cols, F = cols[live], F[:, live]
+        # transform: f(x) = L^-1 k(landmarks, x), L = F[landmarks] (lower triangular)
+        Linv = lower_inverse(np.ascontiguousarray(np.tril(F[cols])))
+        if Linv is None:  # pragma: no cover - the live pivots have nonzero diagonals
+            raise np.linalg.LinAlgError("the landmarks' Cholesky factor is singular")
         mean = F.mean(axis=0)
-        Fc = F - mean
+        Fc = F
+        Fc -= mean  # centred in place: F is this fit's own (n x c, the largest array)
         lam, W = eigh(Fc.T @ Fc)  # the centred approximation F_c F_c^T, on its c columns
         order = np.argsort(lam)[::-1]
         lam, W = np.maximum(lam[order], 0.0), W[:, order]
@@ -300,10 +305,6 @@ class SketchedKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         lam, W = lam[:take], W[:, :take]
         scale = np.sqrt(lam)
         V = (Fc @ W) / np.where(scale > 0, scale, 1.0)
-        # transform: f(x) = L^-1 k(landmarks, x), L = F[landmarks] (lower triangular)
-        Linv = lower_inverse(np.ascontiguousarray(np.tril(F[cols])))
-        if Linv is None:  # pragma: no cover - the live pivots have nonzero diagonals
-            raise np.linalg.LinAlgError("the landmarks' Cholesky factor is singular")
         self._features = (cols, Linv, mean, Fc)  # Fc until the signs are final (fit)
         self.landmark_indices_ = cols
         self.n_iter_ = 1
