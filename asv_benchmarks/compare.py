@@ -230,15 +230,10 @@ def _threading_layer():
     return numba.threading_layer()
 
 
-def data_dir():
-    return Path(os.environ.get("SKETCHLAB_DATA", Path.home() / ".cache" / "sketchlab"))
-
-
-def load_libsvm(name):
+def load_libsvm(path):
     from sklearn.datasets import load_svmlight_file
 
-    path = data_dir() / name
-    with lzma.open(path) if name.endswith(".xz") else open(path, "rb") as fh:
+    with lzma.open(path) if path.suffix == ".xz" else open(path, "rb") as fh:
         X, _ = load_svmlight_file(fh)
     return X.tocsr()
 
@@ -247,9 +242,11 @@ def load_libsvm(name):
 def tfidf_matrix(quick):
     """debian-tfidf (52,396 x 25,252, nnz 2.07M) or, in quick mode or when it is
     absent, a random sparse matrix of the same shape family and density."""
-    path = data_dir() / "debian-tfidf.svm.xz"
-    if not quick and path.exists():
-        return load_libsvm("debian-tfidf.svm.xz"), "debian-tfidf"
+    from benchmarks.common import find_data  # the data-directory rule of experiments/datadirs.py
+
+    path = find_data("debian-tfidf.svm.xz")
+    if not quick and path is not None:
+        return load_libsvm(path), "debian-tfidf"
     m, n = (5000, 2500) if quick else (52396, 25252)
     return synthetic_sparse(m, n), f"synthetic {m}x{n} density 0.157%"
 

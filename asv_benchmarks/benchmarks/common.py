@@ -4,8 +4,9 @@ Size profile
 ------------
 ``SKETCHLAB_BENCH_PROFILE=quick`` (the default) runs the whole suite in a few
 minutes on small synthetic matrices; ``SKETCHLAB_BENCH_PROFILE=paper`` uses
-sizes shaped like the paper's data sets and adds the real data sets found in
-``$SKETCHLAB_DATA`` (default ``~/.cache/sketchlab``).  The profile only
+sizes shaped like the paper's data sets and adds the real data sets found where the
+experiments and the tests find them (``experiments/datadirs.py``: ``$SKETCHLAB_DATA`` when
+it is set, else ``~/.cache/sketchlab`` then ``../shared/datasets``).  The profile only
 chooses the parameter lists; a data label always means the same matrix, so
 results of the two profiles never mix in asv's history.
 
@@ -31,6 +32,7 @@ in ``asv_benchmarks/.asv/data`` (``$SKETCHLAB_BENCH_CACHE``), so that the
 setup of a benchmark loads it in milliseconds.
 """
 
+import importlib.util
 import lzma
 import os
 import re
@@ -94,8 +96,23 @@ def _initialize_numba():
 _initialize_numba()
 
 
-def data_dir():
-    return Path(os.environ.get("SKETCHLAB_DATA", Path.home() / ".cache" / "sketchlab"))
+def _data_rule():
+    """``experiments/datadirs.py``, the data-directory rule of the experiments and the tests,
+    loaded by its path: the checkout is not on ``sys.path`` here, and putting it there would
+    shadow the sketchlab that asv installed for the commit under test."""
+    path = Path(__file__).resolve().parents[2] / "experiments" / "datadirs.py"
+    spec = importlib.util.spec_from_file_location("sketchlab_experiments_datadirs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+DATA_RULE = _data_rule()
+
+
+def find_data(filename):
+    """Path of a real data file by the one rule (:data:`DATA_RULE`), or None."""
+    return DATA_RULE.find_file(filename)
 
 
 # ---- loading -------------------------------------------------------------------
@@ -127,10 +144,10 @@ def load(label):
 
 
 def _load_real(kind, name):
-    path = data_dir() / REAL_FILES[name]
-    if not path.exists():
+    path = find_data(REAL_FILES[name])
+    if path is None:
         raise NotImplementedError(
-            f"data set {REAL_FILES[name]} not found in {data_dir()} (set SKETCHLAB_DATA)"
+            f"data set {REAL_FILES[name]} not found in {DATA_RULE.describe_dirs()}"
         )
     stat = path.stat()
     cached = CACHE_DIR / f"{name}-{stat.st_size}-{stat.st_mtime_ns}.npz"
