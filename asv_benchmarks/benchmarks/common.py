@@ -338,3 +338,60 @@ def best_rank_k_residual(label, A, k):
         np.save(fh, np.float64(tail))
     os.replace(tmp, path)
     return tail
+
+
+# ---- the rows of compare.py, declared beside the classes they time ----------------------
+
+# The data of compare.py's rows (asv_benchmarks/compare.py sets the profile before importing
+# the suites: "quick" with --quick, else "paper"): debian-tfidf where it is found, else a
+# synthetic matrix of its shape and density; the same for mushrooms.  --quick (CI: the code
+# paths run, the ratios mean nothing) takes a text-like matrix a quarter the quick profile's
+# side, as compare.py always has.
+if QUICK:
+    TEXT, KERNEL_DATA, DENSE_DATA = "csr 5000x2500", "onehot 2000x112", "dense 2000x500"
+else:
+    TEXT = "csr debian-tfidf" if find_data(REAL_FILES["debian-tfidf"]) else "csr 52396x25252"
+    KERNEL_DATA = "csr mushrooms" if find_data(REAL_FILES["mushrooms"]) else "onehot 8124x112"
+    DENSE_DATA = "dense 16384x1000"
+
+
+class Call:
+    """One benchmark of a suite: ``cls().setup(*params)``, then ``method(*params)`` (a
+    ``time_*`` method is timed, a ``track_*`` method returns its value).  ``alone``: time
+    it in a block of its own rather than in turns with the others of its section."""
+
+    def __init__(self, cls, params, method, alone=False):
+        self.cls, self.params, self.method, self.alone = cls, tuple(params), method, alone
+
+    @property
+    def key(self):
+        return (self.cls.__module__, self.cls.__name__, self.params, self.method)
+
+    def __repr__(self):
+        return f"{self.cls.__name__}{self.params}.{self.method}"
+
+
+class Target:
+    """One row of compare.py's table, declared beside the suites it reads.
+
+    ``calls[0]`` is ours; the row's kind decides the rest:
+
+    - ``"ratio"``: the speed-up ``peer / ours`` (at least ``bound``), the peer's time being
+      ``calls[1]``'s, or ``(ours, peer) = combine(times, objects)`` of all the calls (the
+      objects: the suites' instances, after their setup);
+    - ``"slowdown"``: ``ours / peer`` (at most ``bound``), the same way;
+    - ``"value"``: the value of a ``track_*`` call, or ``combine(values, objects)`` of the
+      calls' values (a ``time_*`` call's value is its time) (at most ``bound``, or at least
+      with ``higher=True``);
+    - ``"within"``: such a value in ``bound = (low, high)``.
+
+    ``statistic``: ``"median"`` of the timings in turns, or ``"min"`` (for a bound the
+    call cannot beat: a read pass, a floor loop).  ``peer`` names the peer (or the unit of a
+    value); ``why`` is the legend line: what is timed against what, and why the bound.
+    """
+
+    def __init__(self, section, what, calls, kind="ratio", bound=None, peer="", why=None,
+                 combine=None, higher=False, statistic="median"):
+        self.section, self.what, self.calls, self.kind = section, what, tuple(calls), kind
+        self.bound, self.peer, self.why, self.combine = bound, peer, why, combine
+        self.higher, self.statistic = higher, statistic
