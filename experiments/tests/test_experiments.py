@@ -782,3 +782,63 @@ def test_user_text_cites_the_paper_as_printed(out):
     for where, text in texts.items():
         for label in labels:
             assert label not in text, (where, label)
+
+
+# ---- the run record: warnings, load, verdicts not judged -----------------------------------
+
+
+def test_a_sweeps_warnings_go_to_its_run_record(tmp_path, capsys, monkeypatch):
+    """run_sweep keeps the library's warnings off stderr: counted per (category, place) in
+    run.json and on one line of the summary."""
+    import argparse
+    import types
+    import warnings
+
+    from experiments import __main__ as cli
+    from experiments.sweeps import Sweep
+
+    def run(config, *, show_progress=True):
+        for i in range(3):
+            warnings.warn(f"flat spectrum {i}", sketchlab.InaccurateSVDWarning)
+        return [{"x": 1, "seconds": 0.5, "load": 0.1}]
+
+    module = types.SimpleNamespace(
+        NAME="fake", COLUMNS=("x", "seconds", "load"), DEFAULT_DATASETS=(), run=run,
+        make_config=lambda datasets, *, quick=False, reps=None, seed=0: gmr.GMRConfig(),
+        load_all=lambda config: [], summary=lambda rows: ["one row"])
+    monkeypatch.setitem(cli.SWEEPS, "fake", Sweep(module, "Fake", "a fake sweep"))
+    args = argparse.Namespace(out=tmp_path, quick=True, reps=None, seed=0, progress=False,
+                              command_line="python -m experiments fake")
+    assert cli.run_sweep("fake", args) == [{"x": 1, "seconds": 0.5, "load": 0.1}]
+    printed = capsys.readouterr()
+    assert "flat spectrum" not in printed.err
+    assert "3 InaccurateSVDWarning (experiments/tests/test_experiments.py:" in printed.out
+    record = json.loads((tmp_path / "fake" / "run.json").read_text())
+    (caught,) = record["warnings"]
+    assert (caught["category"], caught["count"], caught["message"]) == (
+        "InaccurateSVDWarning", 3, "flat spectrum 0")
+    assert set(record["load_average"]) == {"start", "end"}
+
+
+def test_timing_verdicts_say_when_the_machine_was_loaded():
+    record = {"machine": {"cores": 4, "affinity": 2}}
+    assert report.load_caveat([{"load": 1.9}, {"load": 2.0}], record) == ""
+    assert report.load_caveat([{"load": 1.0}, {"load": 3.25}], record) == (
+        " (timed under load: 1-minute load average up to 3.2 on 2 cores)")
+    assert "not recorded" in report.load_caveat([{"load": math.nan}], record)
+    assert "not recorded" in report.load_caveat([{}], record)
+
+
+def test_a_number_measured_on_too_few_cases_is_not_judged_and_not_not_run():
+    assert report.mark(None) == report.NA == "➖ not run"
+    text = report.mark(None, "8 of the 200 cases it needs")
+    assert text == "➖ not judged (8 of the 200 cases it needs)"
+    assert report.mark(True, "ignored") == report.YES
+    rows = [dict(part="estimate", algorithm="fast_gmr", dataset="tiny", covered=True,
+                 value=1.0, true_error=1.05, seconds=1.0, seconds_plain=1.0,
+                 same_answer=True, load=0.1)] * 8
+    verdicts = []
+    estimate.section(Path("."), rows, verdicts, {})
+    texts = [v.text for v in verdicts if v.claim.startswith("estimate_")]
+    assert texts and all("not judged (8 of the 200 cases it needs)" in t for t in texts)
+    assert all(v.ok is None for v in verdicts if v.claim.startswith("estimate_"))
