@@ -117,6 +117,8 @@ JOBS = [
      ["estimate_trace", "estimate_diagonal", "effective_dimension"]),
     ("Error estimates and convergence", "How good is the answer, and when an iterative "
      "solver stopped short of it.", ["ErrorEstimate", "ConvergenceWarning"]),
+    ("Memory", "The work buffers the iterative solvers keep for their next call.",
+     ["release_workspace"]),
 ]
 PLANNED = {"ridge", "SketchedRidge", "SketchedRidgeClassifier", "SketchedRidgeCV", "eigsh",
            "RandomizedPCA", "SketchedKernelPCA", "estimate_trace", "estimate_diagonal",

@@ -226,7 +226,7 @@ class ReadPassRoofline:
     param_names = ["data"]
 
     def setup(self, data):
-        from sketchlab._jit.reductions import read_pass
+        from sketchlab._engine._jit.reductions import read_pass
 
         self.A = common.load(data)
         self.read_pass = read_pass
@@ -349,7 +349,7 @@ class CSRCheckAndFloor:
     timeout = 600
 
     def setup(self, data, index_dtype):
-        from sketchlab._jit.reductions import read_pass
+        from sketchlab._engine._jit.reductions import read_pass
         from sketchlab._validation import check_compressed
 
         A = sp.csr_matrix(common.load(data))
