@@ -1,6 +1,6 @@
 """Side-by-side ratio table of the performance targets, without asv, in one process.
 
-    python asv_benchmarks/compare.py            # on the real data sets (experiments/datadirs.py)
+    python asv_benchmarks/compare.py            # on the real data sets (tests/_data.py)
     python asv_benchmarks/compare.py --quick    # small synthetic stand-ins (CI)
     python asv_benchmarks/compare.py --only gmr --only svd --strict
 

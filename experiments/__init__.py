@@ -12,7 +12,7 @@ sweep, each with the same few functions (config, run, summary, plot, report sect
 :mod:`~experiments.eta`, :mod:`~experiments.svd`, :mod:`~experiments.svd_passes`,
 :mod:`~experiments.estimate`, :mod:`~experiments.cur`, :mod:`~experiments.investigate`
 (the studies behind the report's explanations), :mod:`~experiments.lstsq`,
-:mod:`~experiments.krr`), :mod:`~experiments.datadirs` (where data sets are looked for),
+:mod:`~experiments.krr`), ``tests/_data.py`` (where data sets are looked for),
 :mod:`~experiments.datasets` (registry, readers, downloader), :mod:`~experiments.runs`
 (seeds, CSV, run records, option types), :mod:`~experiments.analysis` (summaries),
 :mod:`~experiments.plotting` and :mod:`~experiments.report` (what the sweeps' figures and

@@ -1,7 +1,7 @@
 """The paper's data sets: where they come from, where they are found, how they are read.
 
-Where data is looked for: :mod:`experiments.datadirs` (the one rule of the experiments,
-the tests and the benchmarks): ``$SKETCHLAB_DATA`` when it is set, and then only there;
+Where data is looked for: ``tests/_data.py`` (the one rule of the tests, the experiments
+and the benchmarks): ``$SKETCHLAB_DATA`` when it is set, and then only there;
 otherwise ``~/.cache/sketchlab`` (where downloads go), then ``../shared/datasets`` next to
 the checkout.
 
@@ -44,7 +44,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .datadirs import data_dirs, data_home, describe_dirs, find_file  # noqa: F401 (re-exported)
+# the one data-directory rule of the tests, the experiments and the benchmarks
+from tests._data import data_dirs, data_home, describe_dirs, find_file  # noqa: F401 (re-exported)
 
 logger = logging.getLogger("experiments")
 

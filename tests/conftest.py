@@ -9,10 +9,7 @@ from pathlib import Path
 
 import pytest
 
-# the data-directory rule of the experiments, the tests and the benchmarks (standard library
-# only: importing it does not import the experiments' dependencies)
-from experiments.datadirs import describe_dirs, find_file
-
+from ._data import describe_dirs, find_file
 from ._switch import XSLOW_ENV
 
 # the test modules that drive the compiled loops (sketchlab/_engine/_jit) directly:
@@ -34,7 +31,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def load_libsvm(xslow):
     """Loader of a real LIBSVM data set by file name, looked for in
-    ``experiments.datadirs.data_dirs()`` (the one rule of the experiments, the tests and the
+    ``tests._data.data_dirs()`` (the one rule of the tests, the experiments and the
     benchmarks); skips the test when the file is not
     present (data sets are never committed) and, real data being long-profile
     work, unless the long profiles run."""

@@ -5,7 +5,7 @@ Size profile
 ``SKETCHLAB_BENCH_PROFILE=quick`` (the default) runs the whole suite in a few
 minutes on small synthetic matrices; ``SKETCHLAB_BENCH_PROFILE=paper`` uses
 sizes shaped like the paper's data sets and adds the real data sets found where the
-experiments and the tests find them (``experiments/datadirs.py``: ``$SKETCHLAB_DATA`` when
+experiments and the tests find them (``tests/_data.py``: ``$SKETCHLAB_DATA`` when
 it is set, else ``~/.cache/sketchlab`` then ``../shared/datasets``).  The profile only
 chooses the parameter lists; a data label always means the same matrix, so
 results of the two profiles never mix in asv's history.
@@ -97,11 +97,11 @@ _initialize_numba()
 
 
 def _data_rule():
-    """``experiments/datadirs.py``, the data-directory rule of the experiments and the tests,
-    loaded by its path: the checkout is not on ``sys.path`` here, and putting it there would
-    shadow the sketchlab that asv installed for the commit under test."""
-    path = Path(__file__).resolve().parents[2] / "experiments" / "datadirs.py"
-    spec = importlib.util.spec_from_file_location("sketchlab_experiments_datadirs", path)
+    """``tests/_data.py``, the data-directory rule of the tests and the experiments, loaded by
+    its path: the checkout is not on ``sys.path`` here, and putting it there would shadow the
+    sketchlab that asv installed for the commit under test."""
+    path = Path(__file__).resolve().parents[2] / "tests" / "_data.py"
+    spec = importlib.util.spec_from_file_location("sketchlab_tests_data", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -19,7 +19,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file
 
-from experiments import datadirs
+from tests import _data as datadirs  # the one data-directory rule
+
 from experiments import datasets as ds
 
 
@@ -143,12 +144,12 @@ def test_find_file_first_directory_wins(tmp_path, monkeypatch):
 
 
 def test_tests_and_benchmarks_use_the_same_rule(tmp_path):
-    """One rule, experiments/datadirs.py: the library's tests import it, and the asv suites
-    (and compare.py, through them) load that file by its path."""
+    """One rule, tests/_data.py: the experiments and the library's tests import it, and the
+    asv suites (and compare.py, through them) load that file by its path."""
     from tests import conftest
 
-    assert conftest.find_file is datadirs.find_file
-    assert conftest.describe_dirs is datadirs.describe_dirs
+    assert conftest.find_file is datadirs.find_file is ds.find_file
+    assert conftest.describe_dirs is datadirs.describe_dirs is ds.describe_dirs
     repo = Path(datadirs.__file__).resolve().parents[1]
     probe = ("import sys; sys.path.insert(0, 'asv_benchmarks'); from benchmarks import common; "
              "print(common.DATA_RULE.__file__); print(common.DATA_RULE.describe_dirs())")

@@ -1,4 +1,4 @@
-"""Where real data sets are looked for: the one rule of the experiments, the tests and the
+"""Where real data sets are looked for: the one rule of the tests, the experiments and the
 benchmarks.
 
 1. ``$SKETCHLAB_DATA``, when it is set, and then only that directory (a run never picks up
@@ -6,10 +6,12 @@ benchmarks.
 2. otherwise ``~/.cache/sketchlab`` (where ``python -m experiments download`` puts files),
    then ``../shared/datasets`` next to the checkout (the project's shared copies).
 
-This module uses the standard library only, so that the library's tests
-(``tests/conftest.py``) import it without the experiments' dependencies, and the asv suites
-(``asv_benchmarks/benchmarks/common.py``) load it by its path without putting the checkout
-on ``sys.path`` (which would shadow the sketchlab that asv installed).
+It lives here, in the tests' package, because the library's tests may not import the
+experiments (``tests/test_architecture.py``) while the experiments may import a module of
+the standard library only (``experiments.datasets`` does, as the repository's conftest.py
+imports ``tests._switch``); the asv suites (``asv_benchmarks/benchmarks/common.py``) load
+this file by its path, without putting the checkout on ``sys.path`` (which would shadow the
+sketchlab that asv installed).
 """
 
 import os
