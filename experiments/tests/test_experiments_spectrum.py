@@ -1,65 +1,91 @@
 """``python -m experiments spectrum``: the verdicts on issue 37's targets,
-the figure and the report from rows alone, and the graph builder."""
+the figure and the report section from rows alone, the config, and the graph
+builder."""
+
+import math
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 from experiments import spectrum
+from experiments.runs import ConfigError
 
 
-def row(task, method, n, k, seconds, peak="", residual="", accuracy="", passes="", note=""):
-    return {key: str(value) for key, value in dict(
-        task=task, method=method, n=n, k=k, seconds=seconds, peak_mb=peak, residual=residual,
-        accuracy=accuracy, passes=passes, note=note).items()}
+def row(task, method, n, k, seconds, peak=None, residual=None, accuracy=None, probe=None,
+        data_mb=None, passes=None):
+    return dict(task=task, method=method, n=n, k=k, seconds=seconds, peak_mb=peak,
+                residual=residual, accuracy=accuracy, probe=probe, data_mb=data_mb,
+                passes=passes, load=1.0)
 
 
 ROWS = [
-    row("graph", "sketchlab.eigsh", 20000, 10, 0.5, 2, 5e-9, "", 160),
+    row("graph", "sketchlab.eigsh", 20000, 10, 0.5, 2, 5e-9, passes=160),
     row("graph", "scipy eigsh", 20000, 10, 1.0, 1, 4e-9, 1e-15),
     row("graph", "scipy lobpcg", 20000, 10, 10.0, 3, 9e-9, 1e-15),
-    row("pca-sparse", "PCA(arpack)", 52396, 10, 2.0, 20, note="CSR 32.0 MB"),
-    row("pca-sparse", "RandomizedPCA(krylov)", 52396, 10, 0.9, 50, "", 3e-8, 18,
-        "CSR 32.0 MB"),
-    row("pca-dense", "PCA(randomized)", 60000, 10, 3.0, 100, "", 1e-6),
-    row("pca-dense", "RandomizedPCA", 60000, 10, 1.0, 100, "", 1e-8, 12),
-    row("kpca", "KernelPCA(arpack)", 10000, 50, 40.0, 900, note="probe 0.8000"),
-    row("kpca", "SketchedKernelPCA(exact)", 10000, 50, 15.0, 600, 1e-15, 2e-14, 14,
-        "probe 0.8000"),
+    row("pca-sparse", "PCA(arpack)", 52396, 10, 2.0, 20, data_mb=32.0),
+    row("pca-sparse", "RandomizedPCA(krylov)", 52396, 10, 0.9, 50, accuracy=3e-8,
+        data_mb=32.0, passes=18),
+    row("pca-dense", "PCA(randomized)", 60000, 10, 3.0, 100, accuracy=1e-6),
+    row("pca-dense", "RandomizedPCA", 60000, 10, 1.0, 100, accuracy=1e-8, passes=12),
+    row("kpca", "KernelPCA(arpack)", 10000, 50, 40.0, 900, probe=0.8),
+    row("kpca", "SketchedKernelPCA(exact)", 10000, 50, 15.0, 600, 1e-15, 2e-14, 0.8,
+        passes=14),
     row("kpca-landmarks", "SketchedKernelPCA(rpcholesky, c=2000)", 60000, 50, 30.0, 1500,
-        note="probe 0.7980"),
+        probe=0.798),
 ]
 
 
-def test_verdicts_decide_the_targets():
-    lines = spectrum.verdicts(ROWS)
+def test_claims_decide_the_targets():
+    lines = dict(spectrum.claims(ROWS))
     text = "\n".join(lines)
     assert "graph k=10: eigsh 0.5 s against scipy eigsh 1 s (0.50x)" in text
-    assert "(0.50x), max residual 5e-09 ||A||: meets" in text
     assert "eigsh against lobpcg 10 s (0.05x): meets" in text
-    assert "pca-sparse k=10 RandomizedPCA(krylov): 0.45x" in text and "1.56x the CSR" in text
-    assert "pca-dense k=10: 0.33x PCA(randomized)'s time" in text and "meets" in text
+    pca = [v for v in lines if v.startswith("pca-sparse")][0]
+    assert "0.45x" in pca and "1.56x the CSR" in pca and lines[pca] is True
+    dense = [v for v in lines if v.startswith("pca-dense")][0]
+    assert "0.33x PCA(randomized)'s time" in dense and lines[dense] is True
     kpca = [v for v in lines if v.startswith("kpca n=")][0]
-    assert "0.67x its peak memory" in kpca and "misses" in kpca  # 600 / 900 > 1/5
+    assert "0.67x its peak memory" in kpca and lines[kpca] is False  # 600 / 900 > 1/5
     big = [v for v in lines if v.startswith("kpca on")][0]
-    assert "79.80% against the exact method's 80.00%" in big and "meets" in big
+    assert "79.80% against the exact method's 80.00%" in big and lines[big] is True
+    assert spectrum.summary(ROWS) == list(lines)
 
 
 def test_a_slow_or_unconverged_eigsh_misses():
-    slow = [dict(r) for r in ROWS]
-    slow[0]["seconds"] = "0.9"
-    assert any("graph k=10" in v and "misses" in v for v in spectrum.verdicts(slow))
-    loose = [dict(r) for r in ROWS]
-    loose[0]["residual"] = "2e-8"
-    assert any("graph k=10" in v and "misses" in v for v in spectrum.verdicts(loose))
+    for key, value in (("seconds", 0.9), ("residual", 2e-8)):
+        rows = [dict(r) for r in ROWS]
+        rows[0][key] = value
+        graph = [ok for line, ok in spectrum.claims(rows) if line.startswith("graph k=10: eigsh 0")]
+        assert graph == [False]
 
 
-def test_figure_and_report_from_rows(tmp_path):
-    fig = spectrum.plot(ROWS, tmp_path / "figures" / "spectrum.png")
+def test_rows_read_back_from_csv_give_the_same_claims(tmp_path):
+    from experiments.runs import read_csv, write_csv
+
+    path = write_csv(tmp_path / "spectrum.csv", ROWS, spectrum.COLUMNS)
+    back = read_csv(path)
+    assert math.isnan(back[0]["accuracy"])
+    assert spectrum.claims(back) == spectrum.claims(ROWS)
+
+
+def test_figure_and_section_from_rows(tmp_path):
+    (fig,) = spectrum.plot(ROWS, tmp_path / "figures")
     assert fig.stat().st_size > 0
-    text = spectrum.write_report(ROWS, tmp_path / "spectrum" / "REPORT.md", quick=False)
-    assert "## Verdicts" in text.read_text() and "| task | method |" in text.read_text()
-    path = spectrum.write_csv(ROWS, tmp_path / "rows.csv")
-    assert spectrum.read_csv(path) == ROWS
+    verdicts = []
+    lines = spectrum.section(tmp_path, ROWS, verdicts, {})
+    assert lines[0].startswith("## The spectrum of a matrix")
+    assert len(verdicts) == len(spectrum.claims(ROWS))
+    assert any("| task | method |" in line for line in lines)
+
+
+def test_config():
+    assert spectrum.make_config(task=["graph"]).tasks == ("graph",)
+    assert spectrum.make_config(quick=True).plan is spectrum.QUICK
+    with pytest.raises(ConfigError, match="fits each model once"):
+        spectrum.make_config(reps=3)
+    with pytest.raises(ConfigError, match="reads Fashion-MNIST"):
+        spectrum.make_config(("mushrooms",))
 
 
 def test_knn_adjacency_is_symmetric_and_normalized():
