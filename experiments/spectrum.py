@@ -351,7 +351,8 @@ def plot(rows, folder):
     right.set_yscale("log")
     for ax in (left, right):
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
+        if graph:
+            ax.legend(fontsize=7)
     fig.tight_layout()
     return [save(fig, Path(folder) / f"{NAME}.png")]
 
