@@ -514,8 +514,7 @@ def check_parameters(n, k, which, tol, passes, block_size, psd):
     return k, which, tol, passes, block_size, psd
 
 
-def eigsh_run(ops: LinearMap, k, *, which, tol, passes, block_size, psd, rng,
-              stacklevel=3) -> EigshResult:
+def eigsh_run(ops: LinearMap, k, *, which, tol, passes, block_size, psd, rng) -> EigshResult:
     """:func:`eigsh` on a checked LinearMap (the in-memory and dask fronts)."""
     m, n = ops.shape
     if m != n:
@@ -551,8 +550,7 @@ def eigsh_run(ops: LinearMap, k, *, which, tol, passes, block_size, psd, rng,
         worst = float(np.max(out["residuals"])) / out["norm"] if out["norm"] else 0.0
         warn_unconverged(
             f"eigsh: the largest residual is {worst:.3g} ||A||_2 after {out['passes']} passes "
-            f"over A, above tol={goal:.3g}; pass a larger passes= (or block_size=)",
-            stacklevel=stacklevel)
+            f"over A, above tol={goal:.3g}; pass a larger passes= (or block_size=)")
     return EigshResult(out["w"], out["V"], residuals=out["residuals"], passes=out["passes"],
                        converged=out["converged"], norm=out["norm"],
                        extraction=out["extraction"])
@@ -684,4 +682,4 @@ def eigsh(A: MatrixLike | LinearMap, k: int | None = None, *, which: str = "LM",
     """
     ops = as_linear_map(A)
     return eigsh_run(ops, k, which=which, tol=tol, passes=passes, block_size=block_size,
-                     psd=psd, rng=rng, stacklevel=3)
+                     psd=psd, rng=rng)

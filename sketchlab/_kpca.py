@@ -281,8 +281,7 @@ class SketchedKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         self._centre = (ops.rows, ops.total)
         res = eigsh_run(ops, k, which="LA", tol=tol if tol > 0 else
                         (None if k is not None else math.sqrt(np.finfo(np.float64).eps)),
-                        passes=self.max_iter, block_size=None, psd=psd, rng=gen,
-                        stacklevel=4)
+                        passes=self.max_iter, block_size=None, psd=psd, rng=gen)
         self.n_iter_ = res.passes
         return np.asarray(res.w, dtype=np.float64), res.V, res.residuals
 

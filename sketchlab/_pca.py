@@ -82,7 +82,7 @@ class GramMap(LinearMap):
 
 def pca_fit(ops: LinearMap, mean: Any, total_var: float, *, k: int | None, tol: float | None,
             passes: int | None, block_size: int | None, rtol: float, gen: np.random.Generator,
-            solver: str = "krylov", cost: int = 0, stacklevel: int = 5) -> tuple[PCAFit, Any]:
+            solver: str = "krylov", cost: int = 0) -> tuple[PCAFit, Any]:
     """The SVD of the centred data ``ops - 1 mean^T`` (a LinearMap of the data,
     in memory or dask chunks), whose squared Frobenius norm is ``total_var (n
     - 1)``: ``krylov_svd`` on it ("krylov"), or ``eigsh`` on its Gram matrix
@@ -96,7 +96,7 @@ def pca_fit(ops: LinearMap, mean: Any, total_var: float, *, k: int | None, tol: 
                              "the variance needs svd_solver='krylov')")
         res = eigsh_run(GramMap(centred, cost), k, which="LA",
                         tol=rtol if rtol != _RTOL else None, passes=passes,
-                        block_size=block_size, psd=True, rng=gen, stacklevel=stacklevel)
+                        block_size=block_size, psd=True, rng=gen)
         order = np.argsort(res.w)[::-1]
         s = np.sqrt(np.maximum(res.w[order].astype(np.float64), 0.0))
         V = res.V[:, order]
@@ -108,7 +108,7 @@ def pca_fit(ops: LinearMap, mean: Any, total_var: float, *, k: int | None, tol: 
         return fit, U.astype(ops.dtype)
     res = krylov_run(centred, centred.shape, centred.dtype, k=k, tol=tol, passes=passes,
                      block_size=block_size, rng=gen, estimate_error=False,
-                     stacklevel=stacklevel, rtol=rtol, max_passes=_MAX_PASSES)
+                     rtol=rtol, max_passes=_MAX_PASSES)
     U, s, Vt = res
     U, Vt = svd_flip(U, Vt, u_based_decision=False)
     return PCAFit(Vt, s, np.asarray(mean, dtype=ops.dtype), n, total_var, res.passes), U
@@ -313,7 +313,7 @@ class RandomizedPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         # (4 d flops): n for dense data; sparse data: cheap, as a sparse A
         cost = 0 if sparse_products(ops) else shape[0]
         return pca_fit(ops, mean, total_var, k=k, tol=tol, passes=passes, block_size=block,
-                       rtol=rtol, gen=gen, solver=solver, cost=cost, stacklevel=6)
+                       rtol=rtol, gen=gen, solver=solver, cost=cost)
 
     def _constant(self, ops, mean, k, shape):
         components = np.eye(k, shape[1], dtype=ops.dtype)

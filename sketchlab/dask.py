@@ -453,7 +453,7 @@ def _eigsh_passes(*, A, k, which, tol, passes, block_size, psd, rng, scheduler):
     ops = chunk_map(A, scheduler)
     ops.sparse_entries = _sparse_chunks(A)
     return _eigsh.eigsh_run(ops, k, which=which, tol=tol, passes=passes,
-                            block_size=block_size, psd=psd, rng=rng, stacklevel=4)
+                            block_size=block_size, psd=psd, rng=rng)
 
 
 _EIGSH_EXAMPLE = """Examples
