@@ -31,8 +31,9 @@ three single-pass SVDs and sklearn's randomized_svd, fast_sp_svd's error estimat
 plain call, and its peak memory over column blocks), ``krylov`` (krylov_svd against
 randomized_svd and svds), ``scaling`` (sketch_both and fast_sp_svd against nnz(A) over 1x-8x
 row-stacked copies), ``lstsq`` (FOSSILS against scipy.linalg.lstsq on a dense A, and against
-unpreconditioned lsqr / lsmr on a CSR A, with backward errors and peak memory); the start-up
-checks (import time, no recompilation in a second process) always run.
+unpreconditioned lsqr / lsmr on a CSR A, with backward errors and peak memory), ``spectrum``
+(eigsh against scipy's eigsh and lobpcg on a 10-NN graph, RandomizedPCA against PCA(arpack),
+SketchedKernelPCA against KernelPCA(arpack)); the start-up checks (import time, no recompilation in a second process) always run.
 
 Every figure follows an untimed call of the same code (so compile time never lands in a
 timing), and the calls of a section run in turns, shuffled afresh each round
@@ -62,10 +63,11 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # the asv suites' package, ``benchmarks``
     sys.path.insert(0, str(HERE))
 
-SECTIONS = ("sketch", "check", "gmr", "spsd", "krr", "svd", "krylov", "scaling", "lstsq")
+SECTIONS = ("sketch", "check", "gmr", "spsd", "krr", "svd", "krylov", "scaling", "lstsq",
+            "spectrum")
 # the suites that declare rows (their TARGETS), in the order of their rows within a section
 SUITES = ("bench_operators", "bench_gmr", "bench_cur", "bench_spsd", "bench_krr", "bench_svd",
-          "bench_krylov", "bench_lstsq")
+          "bench_krylov", "bench_lstsq", "bench_spectrum")
 
 
 # ---- timing ------------------------------------------------------------------------------

@@ -108,7 +108,7 @@ JOBS = [
      ["krylov_svd", "SVDResult", "RandomizedTruncatedSVD"]),
     ("Symmetric eigenproblems and PCA", "A few eigenpairs of a symmetric matrix; PCA of dense "
      "or sparse data, and kernel PCA.",
-     ["eigsh", "RandomizedPCA", "SketchedKernelPCA"]),
+     ["eigsh", "EigshResult", "RandomizedPCA", "SketchedKernelPCA"]),
     ("Truncated SVD, one pass", "Truncated SVDs from sketches gathered in a single pass over "
      "A (streams, data read once).",
      ["fast_sp_svd", "practical_sp_svd", "three_sketch_svd", "practical_sp_svd_sizes",

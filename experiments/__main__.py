@@ -2,8 +2,8 @@
 
 Sub-commands: one per sweep of the table in :mod:`experiments.sweeps` (``gmr``,
 ``kernel``, ``spsd-table``, ``eta``, ``svd``, ``svd-passes``, ``estimate``, ``cur``,
-``investigate``, ``lstsq``, ``krr``), each writing ``OUT/<name>/<name>.csv`` and
-``run.json``, its figures under ``OUT/figures``, and ``OUT/REPORT.md`` over the sweeps
+``investigate``, ``lstsq``, ``krr``, ``spectrum``), each writing
+``OUT/<name>/<name>.csv`` and ``run.json``, its figures under ``OUT/figures``, and ``OUT/REPORT.md`` over the sweeps
 found; ``reproduce`` (the table's sweeps marked for it, on the data that is present, then
 the figures and ``OUT/REPORT.md``), ``plot`` (figures from the CSV alone), ``report``
 (``REPORT.md`` from the CSV alone), ``datasets`` (the registry and what is on disk) and

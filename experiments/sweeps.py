@@ -47,6 +47,7 @@ from . import (
     kernel,
     krr,
     lstsq,
+    spectrum,
     spsd_table,
     svd,
     svd_passes,
@@ -105,5 +106,9 @@ TABLE = (
           "kernel ridge classification of Fashion-MNIST: test accuracy against fit time "
           "(KernelRidge, Nystroem + RidgeClassifier, SketchedKernelRidgeClassifier); not part "
           "of reproduce", reproduce=False),
+    Sweep(spectrum, "The spectrum of a matrix (issue 37)",
+          "eigsh against scipy's eigsh and lobpcg on a nearest-neighbour graph (residual and "
+          "time against k), RandomizedPCA against PCA, SketchedKernelPCA against KernelPCA; "
+          "not part of reproduce", reproduce=False),
 )
 SWEEPS = {sweep.name: sweep for sweep in TABLE}
