@@ -40,10 +40,11 @@ _CHUNKED_MIN = 2048
 
 class GrowingBasis:
     """Orthonormal columns (dim rows), grown block by block in a
-    Fortran-ordered buffer: the bases of block Krylov (``_krylov``).  A new block is made where it will stay: the
-    product writes into the buffer's next columns (:meth:`reserve`), and the
-    projections and the QR work on them in place with BLAS 3 calls (no
-    temporary the size of the block, no copy after)."""
+    Fortran-ordered buffer: the bases of block Krylov (``_krylov``,
+    ``_eigsh``).  A new block is made where it will stay: the product writes
+    into the buffer's next columns (:meth:`reserve`), and the projections
+    and the QR work on them in place with BLAS 3 calls (no temporary the
+    size of the block, no copy after)."""
 
     def __init__(self, dim, dtype, capacity):
         self.dim = dim
