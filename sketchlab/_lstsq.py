@@ -761,7 +761,7 @@ def lstsq(A: MatrixLike, b: ArrayLike, *, damp: float = 0.0, method: str = "foss
         warn_unconverged(
             f"lstsq (method={method!r}) stopped after {iterations} iterations at a backward "
             f"error of {be_max:.3g} > tol={tol:.3g}; increase maxiter or sketch_size "
-            f"(now {size}; the default is 12 n)", stacklevel=2)
+            f"(now {size}; the default is 12 n)")
     return LstsqResult(x, residual, backward_error=be_max, iterations=int(iterations),
                        converged=converged, method=method, sketch_size=size, rank=sk.rank)
 

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 try:
+    import dask
     import dask.array as da
     from dask.base import tokenize
 except ImportError as exc:  # pragma: no cover - dask is an optional extra
@@ -55,7 +56,7 @@ except ImportError as exc:  # pragma: no cover - dask is an optional extra
         "sketchlab.dask needs dask: pip install 'sketchlab[dask]' (dask[array], distributed)"
     ) from exc
 
-from . import _cur, _krylov, _svd
+from . import _cur, _eigsh, _krylov, _svd
 from ._config import serial_blas
 from ._linear_map import LinearMap, as_linear_map, register_dask_map
 from ._dask_pass import Pass, as_block, bounds, check_array, check_operator, ops_chunk, state_chunk
@@ -72,7 +73,7 @@ if TYPE_CHECKING:
     from ._validation import MatrixLike
 
 __all__ = ["sketch", "sketch_both", "sketch_state", "cur", "fast_sp_svd", "practical_sp_svd",
-           "three_sketch_svd", "krylov_svd"]
+           "three_sketch_svd", "krylov_svd", "eigsh"]
 
 # -- the passes ----------------------------------------------------------------
 
@@ -293,11 +294,13 @@ True
 """
 
 
-def _front(in_memory, run, passes, args, compare):
+def _front(in_memory, run, passes, args, compare, example=None):
     """``in_memory``'s signature plus ``scheduler=``; a dask ``A`` goes to
     ``run(scheduler=..., **arguments)`` (defaults applied), anything else to
     ``in_memory``.  Nothing is re-declared: parameters, defaults and checks are
-    ``in_memory``'s, the docstring :data:`_FRONT_DOC` filled from its own."""
+    ``in_memory``'s, the docstring :data:`_FRONT_DOC` filled from its own
+    (its Examples replaced by ``example`` where the template's matrix does
+    not fit: a square symmetric one for eigsh)."""
     signature = inspect.signature(in_memory)
     scheduler = inspect.Parameter("scheduler", inspect.Parameter.KEYWORD_ONLY, default=None,
                                   annotation="Any")
@@ -319,6 +322,8 @@ def _front(in_memory, run, passes, args, compare):
             summary=lines[0], name=in_memory.__name__, passes=passes,
             others=", ".join(parameter.name for parameter in rest),
             returns=lines[lines.index("Returns") + 2].strip(), args=args, compare=compare)
+        if example is not None:
+            front.__doc__ = front.__doc__[:front.__doc__.index("Examples\n--------")] + example
     return front
 
 
@@ -430,3 +435,40 @@ def _krylov_passes(*, A, k, tol, passes, block_size, rng, estimate_error, schedu
 krylov_svd: Callable[..., SVDResult] = _front(
     _krylov.krylov_svd, _krylov_passes, "Each pass over A (a product with A or A^T) is one "
     "pass over the\nchunks; the first also sums ``||A||_F^2``.", "4, ", "s")
+
+
+# -- eigsh: one pass over the chunks per product ---------------------------------
+
+
+def _sparse_chunks(A):
+    """Whether the chunks of A are scipy.sparse matrices (its meta says so)."""
+    import scipy.sparse as sp
+
+    return sp.issparse(getattr(A, "_meta", None))
+
+
+def _eigsh_passes(*, A, k, which, tol, passes, block_size, psd, rng, scheduler):
+    """:func:`sketchlab.eigsh` of a dask A: the in-memory run over its
+    :class:`ChunkMap` (sparse chunks: the defaults of a sparse A in memory)."""
+    ops = chunk_map(A, scheduler)
+    ops.sparse_entries = _sparse_chunks(A)
+    return _eigsh.eigsh_run(ops, k, which=which, tol=tol, passes=passes,
+                            block_size=block_size, psd=psd, rng=rng)
+
+
+_EIGSH_EXAMPLE = """Examples
+--------
+>>> import numpy as np, dask.array as da, sketchlab
+>>> B = np.random.default_rng(0).standard_normal((300, 300))
+>>> X = B + B.T
+>>> A = da.from_array(X, chunks=(100, 300))
+>>> got = sketchlab.dask.eigsh(A, 3, rng=0, scheduler="sync")
+>>> want = sketchlab.eigsh(X, 3, rng=0)
+>>> bool(np.allclose(got.w, want.w, rtol=1e-10)), got.passes == want.passes
+(True, True)
+"""
+
+eigsh: Callable[..., _eigsh.EigshResult] = _front(
+    _eigsh.eigsh, _eigsh_passes, "Each pass over A (a product with a block) is one pass over the\n"
+    "chunks.  A must be square and symmetric: its first block of products is\nchecked.",
+    "3, ", "w", example=_EIGSH_EXAMPLE)

@@ -27,17 +27,19 @@ def test_products_for_interpolates_and_bounds():
 
 def test_cli_quick_run(tmp_path):
     out = tmp_path / "res"
-    status = main(["trace", "--quick", "--n", "60", "--trials", "3", "--out", str(out),
+    status = main(["trace", "--quick", "--n", "60", "--reps", "3", "--out", str(out),
                    "--no-progress"])
     assert status == 0
     rows = read_csv(out / "trace" / "trace.csv")
     assert {r["method"] for r in rows} == set(sweep.METHODS)
     assert {r["spectrum"] for r in rows} == set(sweep.SPECTRA)
     assert len(rows) == 6 * 4 * 3 * len([b for b in sweep.TraceConfig.quick().budgets if b < 60])
+    assert sweep._at_most(math.inf, 1 / 3, math.inf, 8) is None
     assert all(r["matvecs"] <= r["budget"] for r in rows)
     assert (out / "figures" / "trace.png").stat().st_size > 0
-    report = (out / "trace" / "REPORT.md").read_text()
-    assert "## Verdicts" in report and "XNysTrace" in report and "Coverage" in report
+    report = (out / "REPORT.md").read_text()
+    assert "## Trace estimation" in report and "XNysTrace" in report and "Coverage" in report
+    assert "- flat: XTrace at least as accurate as Hutch++" in report
 
 
 def test_verdicts_detect_failures():
@@ -46,10 +48,13 @@ def test_verdicts_detect_failures():
         for method, err in (("xnystrace", ours), ("hutch++", peer)):
             rows.append({"spectrum": "poly", "n": 100, "method": method, "budget": budget,
                          "trial": 0, "rel_error": err, "covered": method == "hutch++"})
-    found = {c: ok for c, ok, _ in sweep.verdicts(rows)}
+    found = {c: ok for c, ok, _ in sweep.claims(rows)}
     # XNysTrace reaches 1e-2 at about 35 products, Hutch++ at about 50: not a third
     assert found["poly: XNysTrace reaches a mean relative error of 0.01 with at most 1/3 of "
                  "Hutch++'s products"] is False
+    assert sweep._at_most(10, 1 / 3, 40, 8) is True
+    assert sweep._at_most(8, 1 / 3, 12, 8) is None  # at the first budget: not judged
+    assert sweep._at_most(math.inf, 1 / 3, 40, 8) is False
     assert found["poly: XNysTrace more accurate than Hutch++ at every budget >= 20"] is True
     assert found["XNysTrace: the error estimate covers the true error in >= 90% of the trials "
                  "on every spectrum"] is False
