@@ -32,7 +32,7 @@ else:
 METHODS = ["hutchinson", "hutch++", "xtrace", "xnystrace"]
 BUDGET = 100
 KERNEL_GAMMA = 0.05
-ALPHAS = [1.0, 0.1]
+ALPHAS = [30.0, 3.0]  # d_eff about 80 and 530 at n = 3,000
 LEVERAGE_K = 50
 
 _OPERATORS = {}
