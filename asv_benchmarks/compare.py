@@ -33,7 +33,9 @@ randomized_svd and svds), ``scaling`` (sketch_both and fast_sp_svd against nnz(A
 row-stacked copies), ``lstsq`` (FOSSILS against scipy.linalg.lstsq on a dense A, and against
 unpreconditioned lsqr / lsmr on a CSR A, with backward errors and peak memory), ``spectrum``
 (eigsh against scipy's eigsh and lobpcg on a 10-NN graph, RandomizedPCA against PCA(arpack),
-SketchedKernelPCA against KernelPCA(arpack)); the start-up checks (import time, no recompilation in a second process) always run.
+SketchedKernelPCA against KernelPCA(arpack)), ``trace`` (estimate_trace's methods against
+their products alone on a sparse and a kernel operator, effective_dimension against eigvalsh,
+the rank-50 leverage scores by method="krylov" against "sketch"); the start-up checks (import time, no recompilation in a second process) always run.
 
 Every figure follows an untimed call of the same code (so compile time never lands in a
 timing), and the calls of a section run in turns, shuffled afresh each round
@@ -64,10 +66,10 @@ if str(HERE) not in sys.path:  # the asv suites' package, ``benchmarks``
     sys.path.insert(0, str(HERE))
 
 SECTIONS = ("sketch", "check", "gmr", "spsd", "krr", "svd", "krylov", "scaling", "lstsq",
-            "spectrum")
+            "spectrum", "trace")
 # the suites that declare rows (their TARGETS), in the order of their rows within a section
 SUITES = ("bench_operators", "bench_gmr", "bench_cur", "bench_spsd", "bench_krr", "bench_svd",
-          "bench_krylov", "bench_lstsq", "bench_spectrum")
+          "bench_krylov", "bench_lstsq", "bench_spectrum", "bench_trace")
 
 
 # ---- timing ------------------------------------------------------------------------------

@@ -114,7 +114,8 @@ JOBS = [
      ["fast_sp_svd", "practical_sp_svd", "three_sketch_svd", "practical_sp_svd_sizes",
       "three_sketch_svd_sizes", "lowrank_residual", "SinglePassSVD", "InaccurateSVDWarning"]),
     ("Traces, diagonals, effective dimension", "Estimates from matrix-vector products.",
-     ["estimate_trace", "estimate_diagonal", "effective_dimension"]),
+     ["estimate_trace", "estimate_diagonal", "effective_dimension", "TraceResult",
+      "DiagonalResult", "EffectiveDimensionResult"]),
     ("Error estimates and convergence", "How good is the answer, and when an iterative "
      "solver stopped short of it.", ["ErrorEstimate", "ConvergenceWarning"]),
     ("Memory", "The work buffers the iterative solvers keep for their next call.",

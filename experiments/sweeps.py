@@ -51,6 +51,7 @@ from . import (
     spsd_table,
     svd,
     svd_passes,
+    trace,
 )
 
 
@@ -110,5 +111,9 @@ TABLE = (
           "eigsh against scipy's eigsh and lobpcg on a nearest-neighbour graph (residual and "
           "time against k), RandomizedPCA against PCA, SketchedKernelPCA against KernelPCA; "
           "not part of reproduce", reproduce=False),
+    Sweep(trace, "Trace estimation (the XTrace paper's comparison, issue 38)",
+          "stochastic trace estimation (Hutchinson, Hutch++, XTrace, XNysTrace) on the XTrace "
+          "paper's six spectra: mean relative error against products, coverage of the error "
+          "estimates; no data set, not part of reproduce", reproduce=False),
 )
 SWEEPS = {sweep.name: sweep for sweep in TABLE}

@@ -53,6 +53,14 @@ if TYPE_CHECKING:  # the names of _LAZY, so that type checkers see what they are
     from ._results import GMRResult, SVDResult
     from ._sketch_state import SketchState
     from ._spsd import SPSDApproximation, eta, fast_spsd, faster_spsd, nystrom, optimal_spsd
+    from ._trace import (
+        DiagonalResult,
+        EffectiveDimensionResult,
+        TraceResult,
+        effective_dimension,
+        estimate_diagonal,
+        estimate_trace,
+    )
     from ._svd import (
         fast_sp_svd,
         practical_sp_svd,
@@ -108,6 +116,12 @@ _LAZY = {
     "SketchPreconditioner": "_lstsq",
     "SVDResult": "_results",
     "GMRResult": "_results",
+    "estimate_trace": "_trace",
+    "estimate_diagonal": "_trace",
+    "effective_dimension": "_trace",
+    "TraceResult": "_trace",
+    "DiagonalResult": "_trace",
+    "EffectiveDimensionResult": "_trace",
 }
 
 # the optional dependencies a lazily imported name may need: module -> (name, extra)

@@ -19,8 +19,9 @@ from ._errors import check_probes
 from ._registry import kinds_with
 from ._selection import LANDMARKS, select_landmarks
 from ._sketch_state import SketchState
+from ._trace import factor_effective_dimension, is_auto, rpcholesky_for_rank
 from ._svd import svd_recover, svd_sketches
-from ._validation import as_generator, as_matrix, check_choice, check_int
+from ._validation import as_generator, as_matrix, check_choice, check_int, check_positive
 from ._sklearn import check_X
 from ._validation import Checked, plain_indices
 
@@ -34,6 +35,8 @@ __all__ = ["SketchedNystroem", "SinglePassSVD"]
 # ---- SketchedNystroem --------------------------------------------------------
 
 _SPSD_CORES = ("faster", "fast", "nystrom", "optimal")
+# n_components="auto": at most this many landmarks
+_AUTO_MAX_RANK = 4096
 
 
 class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, KernelParamsMixin,
@@ -70,9 +73,13 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
         Degree of the polynomial kernel (None: its default, 3).
     kernel_params : dict, default None
         More parameters of a callable kernel.
-    n_components : int, default 100
+    n_components : int or "auto", default 100
         Number of landmarks c (and of output features); clipped to
-        n_samples with a warning.
+        n_samples with a warning.  ``"auto"``: ``ceil(d_eff(K, alpha))``,
+        the effective dimension ``tr(K (K + alpha I)^-1)`` read off an
+        RPCholesky factor (as :class:`SketchedKernelRidge` does; at least
+        50, at most 4,096), the rank a ridge model with regularization
+        ``alpha`` on these features needs.
     random_state : None, int, numpy.random.Generator or RandomState
         Seeds the landmarks and the sketches.
     core : {"faster", "fast", "nystrom", "optimal"}, default "faster"
@@ -89,6 +96,9 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
         Estimate ``||K - C U C^T||_F`` at fit (``error_estimate_``; it
         evaluates about 40 n more kernel entries: the error's diagonal and
         one sampled block, see :func:`sketchlab.nystrom`).
+    alpha : float, default 1.0
+        Used by ``n_components="auto"`` only: the regularization of the
+        linear model the features feed (scikit-learn ``Ridge``'s default).
 
     Attributes
     ----------
@@ -102,7 +112,13 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
         ``(V D^{1/2})^T``; the features are ``k(X, components_) @
         normalization_.T``, as in Nystroem.
     n_evaluated_ : int
-        Kernel entries evaluated by fit.
+        Kernel entries evaluated by fit (with "auto", those of the
+        RPCholesky runs that chose the rank too).
+    n_components_ : int
+        The landmarks used.
+    effective_dimension_ : float or None
+        With ``n_components="auto"``: the estimate of ``d_eff(K, alpha)``
+        the rank came from; None otherwise.
     error_estimate_ : ErrorEstimate or None
         With ``estimate_error=True``: of ``||K - C U C^T||_F`` on the
         training data (``relative``: over ``||K||_F``).
@@ -144,10 +160,10 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
 
     def __init__(self, kernel: str | Callable[..., Any] = "rbf", *, gamma: float | None = None,
                  coef0: float | None = None, degree: float | None = None,
-                 kernel_params: Mapping[str, Any] | None = None, n_components: int = 100,
+                 kernel_params: Mapping[str, Any] | None = None, n_components: int | str = 100,
                  random_state: None | int | np.random.Generator | np.random.RandomState = None,
                  core: str = "faster", sketch_size: int | None = None, landmarks: str = "uniform",
-                 estimate_error: bool = False) -> None:
+                 estimate_error: bool = False, alpha: float = 1.0) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.coef0 = coef0
@@ -159,6 +175,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
         self.sketch_size = sketch_size
         self.landmarks = landmarks
         self.estimate_error = estimate_error
+        self.alpha = alpha
 
     def fit(self, X: MatrixLike, y: Any = None) -> SketchedNystroem:
         """Pick the landmarks and compute the core.
@@ -193,7 +210,9 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
     def _fit(self, X):
         core = check_choice(self.core, "core", _SPSD_CORES)
         landmarks = check_choice(self.landmarks, "landmarks", LANDMARKS)
-        c = check_int(self.n_components, "n_components", 1)
+        auto = is_auto(self.n_components)
+        c = 0 if auto else check_int(self.n_components, "n_components", 1)
+        alpha = check_positive(self.alpha, "alpha")
         if self.sketch_size is not None:
             s = check_int(self.sketch_size, "sketch_size", 1)
             if s < c:
@@ -202,6 +221,17 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
                 )
         X = check_X(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
         n = X.shape[0]
+        K = self._oracle(Checked(X))
+        gen = as_generator(self.random_state, "random_state")
+        self.effective_dimension_ = None
+        if auto:  # the rank of the effective dimension (RPCholesky's landmarks)
+            total = float(np.sum(K.diagonal(), dtype=np.float64))
+            pivots, _, G = rpcholesky_for_rank(K, alpha, total, gen, min(n, _AUTO_MAX_RANK))
+            c = pivots.size
+            self.effective_dimension_ = factor_effective_dimension(G, total, alpha).estimate
+            if self.sketch_size is not None and s < c:
+                raise ValueError(f"sketch_size must be >= n_components ({c}, from 'auto'), "
+                                 f"got {self.sketch_size!r}")
         if c > n:
             warnings.warn(
                 f"n_components ({c}) > n_samples ({n}): n_components was set to n_samples, "
@@ -219,8 +249,6 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
                 )
             s = n
         s = max(s, c)
-        K = self._oracle(Checked(X))
-        gen = as_generator(self.random_state, "random_state")
         estimate = bool(self.estimate_error)
         if core == "nystrom" and not estimate:
             # Nystroem's work: the landmark block alone (C only if the
@@ -248,6 +276,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
         self.n_evaluated_ = K.n_evaluated
         self.error_estimate_ = error_estimate
         self._n_features_out = c
+        self.n_components_ = c
         return X, C
 
     def transform(self, X: MatrixLike) -> NDArray[np.floating]:

@@ -49,6 +49,7 @@ from ._config import serial_blas
 from ._errors import DEFAULT_PROBES, frobenius_identity_estimate, lowrank_probe_estimate
 from ._engine.threads import tall_mul
 from ._krylov_basis import GrowingBasis
+from ._leverage import register_krylov_svd
 from ._linalg import svd, svd_values
 from ._linear_map import as_linear_map
 from ._results import SVDResult, warn_unconverged
@@ -615,3 +616,6 @@ def finish(out, ops, tol, estimate_error, gen, dtype, stacklevel=3):
             passes += 1
     return SVDResult(out["U"], out["s"], out["Vt"], error_estimate=estimate, passes=passes,
                      converged=converged)
+
+
+register_krylov_svd(krylov_svd)  # leverage_scores(method="krylov") calls it

@@ -91,6 +91,7 @@ __all__ = [
     "lstsq",
     "qr_r",
     "cholesky",
+    "lower_solve",
     "lower_transpose_solve",
     "lower_inverse",
     "spd_solver",
@@ -470,6 +471,12 @@ def cholesky(S: Array) -> Array:
     """The lower Cholesky factor L of a symmetric positive definite S (``L L^T
     = S``); ``numpy.linalg.LinAlgError`` when S is not."""
     return sla.cholesky(S, lower=True, check_finite=False)
+
+
+@one_blas_thread
+def lower_solve(L: Array, B: Array) -> Array:
+    """``L^-1 B`` for a lower-triangular L (its upper triangle not read)."""
+    return sla.solve_triangular(L, B, lower=True, check_finite=False)
 
 
 def lower_transpose_solve(L: Array, B: Array) -> Array:

@@ -43,7 +43,7 @@ def _as_float64_diagonal(K):
     return np.array(K.diagonal(), dtype=np.float64)
 
 
-def block_rpcholesky(K, c, gen, block_size=BLOCK_SIZE, columns=True):
+def block_rpcholesky(K, c, gen, block_size=BLOCK_SIZE, columns=True, start=None):
     """Accelerated RPCholesky of the kernel oracle K: ``(pivots, C, F)``.
 
     ``pivots`` are the c landmarks in the order drawn, ``C = K[:, pivots]``
@@ -59,6 +59,10 @@ def block_rpcholesky(K, c, gen, block_size=BLOCK_SIZE, columns=True):
     kernel columns are computed into it, the residual of the earlier pivots
     subtracted (one GEMM) and the block's triangular factor applied (one
     TRMM).
+
+    ``start = (pivots, F)`` of an earlier run (with ``columns=False``)
+    continues it to c landmarks: the same distribution as a run of c from
+    the start (RPCholesky's first pivots are a run of their own).
     """
     n = K.shape[0]
     d = _as_float64_diagonal(K)
@@ -68,6 +72,12 @@ def block_rpcholesky(K, c, gen, block_size=BLOCK_SIZE, columns=True):
     pivots = np.empty(c, dtype=np.int64)
     taken = np.zeros(n, dtype=bool)
     count = 0
+    if start is not None:  # continue an earlier run (F alone)
+        count = start[0].size
+        pivots[:count], F[:, :count] = start[0], start[1]
+        taken[pivots[:count]] = True
+        d -= np.einsum("ij,ij->i", F[:, :count], F[:, :count])
+        d[pivots[:count]] = 0.0
     exhausted = not (math.isfinite(total) and total > 0)
     empty_blocks = 0
     while count < c:

@@ -154,11 +154,34 @@ def test_repeated_points_give_finite_features():
         ({"n_components": 2.5}, TypeError, "n_components must be an int"),
         ({"n_components": 10, "sketch_size": 5}, ValueError,
          r"sketch_size must be >= n_components \(10\)"),
+        ({"n_components": "many"}, ValueError, "n_components must be an int >= 1 or 'auto'"),
+        ({"n_components": "auto", "alpha": 0.0}, ValueError, "alpha must be a finite number"),
     ],
 )
 def test_bad_parameters(params, error, match):
     with pytest.raises(error, match=match):
         SketchedNystroem(**params).fit(points())
+
+
+@pytest.mark.parametrize("landmarks", ["uniform", "rpcholesky"])
+def test_auto_rank_is_the_effective_dimension(landmarks):
+    X = points(n=500, d=3, seed=1)
+    lam = np.linalg.eigvalsh(rbf_kernel(X, gamma=0.5))
+    for alpha in (1.0, 0.01):
+        exact = float(np.sum(lam / (lam + alpha)))
+        est = SketchedNystroem(gamma=0.5, n_components="auto", alpha=alpha, landmarks=landmarks,
+                               random_state=0)
+        Z = est.fit_transform(X)
+        assert Z.shape == (500, est.n_components_)
+        assert max(50, exact) <= est.n_components_ <= max(50, 2 * exact)
+        assert exact <= est.effective_dimension_ <= 2 * exact
+    assert SketchedNystroem(n_components=7, random_state=0).fit(X).effective_dimension_ is None
+
+
+def test_check_estimator_with_auto_rank():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_estimator(SketchedNystroem(gamma=0.5, n_components="auto", random_state=0))
 
 
 def test_bad_data():

@@ -177,9 +177,55 @@ def test_auto_solver_and_kernel_cache():
     part = SketchedKernelRidge(alpha=0.1, gamma=0.2, n_components=30, tol=1e-11, max_iter=500,
                                cache_size=0.5, solver="pcg", random_state=0).fit(X, y)
     np.testing.assert_allclose(part.predict(Xt), full.predict(Xt), rtol=0, atol=1e-8)
-    auto = SketchedKernelRidge(alpha=0.1, gamma=0.2, n_components=30, cache_size=0.5,
-                               random_state=0).fit(X, y)
+    with pytest.warns(UserWarning, match="fewer than the effective dimension"):
+        auto = SketchedKernelRidge(alpha=0.1, gamma=0.2, n_components=30, cache_size=0.5,
+                                   random_state=0).fit(X, y)
     assert auto.solver_ == "restricted"
+
+
+def _effective_dimension(X, gamma, alpha):
+    lam = np.linalg.eigvalsh(rbf_kernel(X, gamma=gamma))
+    return float(np.sum(lam / (lam + alpha)))
+
+
+def test_auto_solver_warns_only_when_it_gives_up_accuracy_unasked():
+    X, y, _ = data()  # d_eff(K, 0.1) = 137
+    kw = dict(alpha=0.1, gamma=0.2, cache_size=0.5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # asked for the restricted model, or enough landmarks for it: no warning
+        SketchedKernelRidge(n_components=30, solver="restricted", **kw).fit(X, y)
+        SketchedKernelRidge(n_components=300, **kw).fit(X, y)
+        model = SketchedKernelRidge(n_components="auto", **kw).fit(X, y)
+    assert model.solver_ == "restricted"
+    assert model.n_components_ >= _effective_dimension(X, 0.2, 0.1)
+
+
+@pytest.mark.parametrize("landmarks", LANDMARKS)
+def test_auto_rank_comes_from_the_effective_dimension(landmarks):
+    X, y, Xt = data(n=600)
+    exact = _effective_dimension(X, 0.2, 0.1)  # 170
+    model = SketchedKernelRidge(alpha=0.1, gamma=0.2, n_components="auto", solver="restricted",
+                                landmarks=landmarks, random_state=0).fit(X, y)
+    assert model.n_components_ == model.landmark_indices_.size == model.X_fit_.shape[0]
+    assert exact <= model.n_components_ <= 2 * exact
+    assert exact <= model.effective_dimension_ <= 2 * exact
+    # "pcg": the eigenvalues above about 10 alpha; the solution is KernelRidge's
+    pcg = SketchedKernelRidge(alpha=0.1, gamma=0.2, n_components="auto", landmarks=landmarks,
+                              tol=1e-10, max_iter=500, random_state=0).fit(X, y)
+    assert pcg.solver_ == "pcg"
+    assert 50 <= pcg.n_components_ <= max(50, 2 * _effective_dimension(X, 0.2, 1.0))
+    assert pcg.n_iter_ <= 40
+    ref = KernelRidge(alpha=0.1, kernel="rbf", gamma=0.2).fit(X, y)
+    np.testing.assert_allclose(pcg.predict(Xt), ref.predict(Xt), rtol=0, atol=1e-6)
+
+
+def test_effective_dimension_is_shown_for_fixed_ranks():
+    X, y, _ = data()
+    exact = _effective_dimension(X, 0.2, 0.1)
+    model = SketchedKernelRidge(alpha=0.1, gamma=0.2, n_components=350, random_state=0).fit(X, y)
+    assert model.n_components_ == 350
+    assert model.effective_dimension_ == pytest.approx(exact, rel=0.1)
 
 
 def test_sparse_and_float32_input_give_the_dense_results():
@@ -232,6 +278,7 @@ def test_same_model_for_any_thread_count(solver):
     ({"tol": 0.0}, ValueError, "tol"),
     ({"max_iter": 0}, ValueError, "max_iter"),
     ({"n_components": 0}, ValueError, "n_components"),
+    ({"n_components": "most"}, ValueError, "n_components must be an int >= 1 or 'auto'"),
     ({"landmarks": "kmeans"}, ValueError, "landmarks must be one of"),
     ({"solver": "cholesky"}, ValueError, "solver must be one of"),
     ({"cache_size": -1}, ValueError, "cache_size"),
@@ -262,7 +309,8 @@ def test_bad_data_is_rejected():
 @parametrize_with_checks([SketchedKernelRidge(n_components=20, random_state=0),
                           SketchedKernelRidge(n_components=20, solver="restricted",
                                               random_state=0),
-                          SketchedKernelRidgeClassifier(n_components=20, random_state=0)])
+                          SketchedKernelRidgeClassifier(n_components=20, random_state=0),
+                          SketchedKernelRidge(n_components="auto", random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

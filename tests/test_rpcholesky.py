@@ -91,6 +91,33 @@ def test_factor_is_the_nystrom_approximation_on_the_pivots(block_size):
     np.testing.assert_allclose(F @ F.T, nystrom, rtol=0, atol=1e-8)
 
 
+def _continued(K, c, gen, block_size=100):
+    """A run of c - 1 landmarks, then one more by ``start=``."""
+    pivots, _, F = block_rpcholesky(K, c - 1, gen, block_size=block_size, columns=False)
+    return block_rpcholesky(K, c, gen, block_size=block_size, columns=False,
+                            start=(pivots, F))
+
+
+def test_a_continued_run_has_the_sequential_distribution():
+    p = pvalue(lambda K, c, gen: _continued(K, c, gen)[0], 3, 2500, seed=7)
+    assert p > P_MIN
+
+
+def test_a_continued_run_is_the_nystrom_approximation_on_its_pivots():
+    X = np.random.default_rng(0).standard_normal((300, 4))
+    oracle = sl.RBFKernel(X, gamma=0.3)
+    K = oracle.toarray()
+    gen = np.random.default_rng(2)
+    first, _, F0 = block_rpcholesky(oracle, 15, gen, columns=False)
+    pivots, C, F = block_rpcholesky(oracle, 40, gen, columns=False, start=(first, F0))
+    assert C is None and np.unique(pivots).size == 40
+    np.testing.assert_array_equal(pivots[:15], first)
+    np.testing.assert_array_equal(F[:, :15], F0)
+    W = K[np.ix_(pivots, pivots)]
+    nystrom = K[:, pivots] @ np.linalg.solve(W, K[:, pivots].T)
+    np.testing.assert_allclose(F @ F.T, nystrom, rtol=0, atol=1e-8)
+
+
 def test_trace_error_matches_the_sequential_algorithm():
     # same distribution, so the same mean trace error (over 30 seeds each;
     # its standard deviation is about 15% of the mean, so a 10% tolerance on
