@@ -21,6 +21,7 @@ the same landmarks, and returns an :class:`SPSDApproximation`.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -43,6 +44,7 @@ from ._linalg import (
 from ._linalg import eigvalsh as _eigvalsh
 from ._linalg import svd as _svd
 from ._operators import LeverageScoreSampler, UniformSampler
+from ._results import outside_stacklevel
 from ._selection import LANDMARKS, select_landmarks
 from ._validation import as_generator, check_choice, check_int, check_positive
 
@@ -269,6 +271,12 @@ class _Run:
     def result(self, U, method, *, estimate_error=False, n_probes=None, samples=()):
         """The SPSDApproximation, with the error estimate when asked (its rows
         of K are evaluated last, from the same generator, and counted)."""
+        if not np.isfinite(U).all():
+            # (S C)^+ of nearly-zero sampled rows of C overflows: the answer is unusable
+            warnings.warn(f"{method}: the core matrix U overflowed (the sampled rows of C are "
+                          "nearly zero, so their pseudo-inverse is huge); sample more rows (s), "
+                          "use leverage-score sampling, or other columns",
+                          RuntimeWarning, stacklevel=outside_stacklevel())
         approx = SPSDApproximation(self.cols, self.C, U, n_evaluated=0, method=method,
                                    samples=samples)
         if estimate_error:
