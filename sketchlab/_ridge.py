@@ -80,6 +80,9 @@ _WELL_CONDITIONED = 10.0
 _BLOCK_COST = {"dense": 0.1, "sparse": 0.25, "operator": 0.5}
 # ... and a flop of the dense factorizations 1/32 of a read of A
 _FLOPS_PER_READ = 32.0
+# the preconditioned steps must be predicted to cost at most this share of
+# the plain ones (else plain CG goes on)
+_CLEAR_GAIN = 0.75
 # the sketch (Omega, Y and U, d x l each) holds at most this many entries each
 _SKETCH_MAX_ENTRIES = 1 << 26
 # "direct" forms the d x d matrix A^T A: at most this many columns
@@ -495,7 +498,8 @@ class _Run:
         pace = plain / spectrum.conditioning(0, alphas)
         now = float(np.sum(pace * spectrum.conditioning(-(-l // 2), alphas))) * costs.step(l)
         plain_cost = float(np.sum(plain)) * costs.step(0)
-        pays = now < plain_cost
+        # a clear gain (the predictions are rough; a tie goes to plain CG)
+        pays = now < _CLEAR_GAIN * plain_cost
         well = np.all(lam[-1] <= _WELL_CONDITIONED * alphas)
         if well or l >= cap:
             return False, pays
