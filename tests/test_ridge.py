@@ -5,8 +5,6 @@ Small problems, the solution of ``(A^T A + alpha I) x = A^T b`` by
 multiples of tol times the condition number where the answer is iterative.
 """
 
-import warnings
-
 import numba
 import numpy as np
 import pytest
@@ -15,6 +13,7 @@ from scipy.sparse.linalg import aslinearoperator
 
 import sketchlab
 from sketchlab import ridge
+from sketchlab._config import serial_blas
 from sketchlab._linear_map import as_linear_map, centered
 from sketchlab._ridge import NystromPreconditioner, _Spectrum, check_alphas
 
@@ -31,13 +30,19 @@ def decaying(m=1500, d=200, density=0.05, seed=0, dtype=np.float64):
     return A, b
 
 
+def with_spectrum(m, d, singular_values, seed):
+    """A dense m x d ``U diag(singular_values) V^T`` (Haar U, V), formed on one
+    BLAS thread (threads spinning on a loaded machine slow BLAS down a lot)."""
+    gen = np.random.default_rng(seed)
+    with serial_blas():
+        U, _ = np.linalg.qr(gen.standard_normal((m, d)))
+        V, _ = np.linalg.qr(gen.standard_normal((d, d)))
+        return (U * singular_values) @ V.T, gen.standard_normal(m)
+
+
 def flat(m=3000, d=150, seed=0):
     """A dense A whose singular values are spread evenly over [0.5, 1]."""
-    gen = np.random.default_rng(seed)
-    U, _ = np.linalg.qr(gen.standard_normal((m, d)))
-    V, _ = np.linalg.qr(gen.standard_normal((d, d)))
-    A = (U * np.linspace(1.0, 0.5, d)) @ V.T
-    return A, gen.standard_normal(m)
+    return with_spectrum(m, d, np.linspace(1.0, 0.5, d), seed)
 
 
 def exact(A, b, alpha):
@@ -106,12 +111,7 @@ def test_a_flat_spectrum_falls_back_to_plain_cg_and_says_so():
 def test_flat_spectrum_with_many_steps_sketches_then_falls_back():
     """Evenly spread eigenvalues from 1 down to 1e-4 (alpha 1e-6): plain CG
     needs many steps, and no rank short of d would cut them."""
-    gen = np.random.default_rng(5)
-    m, d = 2000, 300
-    U, _ = np.linalg.qr(gen.standard_normal((m, d)))
-    V, _ = np.linalg.qr(gen.standard_normal((d, d)))
-    A = (U * np.sqrt(np.linspace(1.0, 1e-4, d))) @ V.T
-    b = gen.standard_normal(m)
+    A, b = with_spectrum(2000, 300, np.sqrt(np.linspace(1.0, 1e-4, 300)), 5)
     res = ridge(A, b, 1e-6, tol=1e-8, rng=0)
     assert res.fell_back and res.method == "cg" and res.rank == 0
     assert res.converged
@@ -247,7 +247,8 @@ def test_the_preconditioner_of_an_exact_factorization():
     eigenvalues ``lam_l + alpha`` (captured) and ``lam_j + alpha`` (rest)."""
     gen = np.random.default_rng(0)
     d, l = 40, 10
-    V, _ = np.linalg.qr(gen.standard_normal((d, d)))
+    with serial_blas():
+        V, _ = np.linalg.qr(gen.standard_normal((d, d)))
     lam = np.geomspace(100, 1e-3, d)
     H = (V * lam) @ V.T
     alphas = np.array([1e-2, 0.0])
