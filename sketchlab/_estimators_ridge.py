@@ -157,7 +157,7 @@ class _SketchedRidgeBase(BaseEstimator):
             solver = "direct" if X.shape[1] <= _DIRECT_FEATURES else "nystrom-pcg"
         res = ridge_run(design.ops, design.Y, alphas, paired=True, method=solver, rank=rank,
                         tol=tol, maxiter=max_iter,
-                        gen=as_generator(self.random_state, "random_state"), stacklevel=4)
+                        gen=as_generator(self.random_state, "random_state"), stacklevel=5)
         coef = np.ascontiguousarray(res.x.T)
         self.coef_ = coef
         self.intercept_ = design.intercept(coef) if self.fit_intercept else \

@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 
     from ._validation import MatrixLike, RNGLike
 
-__all__ = ["ridge", "ridge_run", "RidgeResult", "METHODS", "NystromPreconditioner",
+__all__ = ["ridge", "ridge_on_map", "ridge_run", "RidgeResult", "METHODS", "NystromPreconditioner",
            "check_alphas", "check_rhs", "default_tol", "gram"]
 
 METHODS = ("nystrom-pcg", "cg", "direct")
@@ -207,32 +207,6 @@ def _exponent(top):
     return math.frexp(top)[1]
 
 
-class _ScaledProducts(LinearMap):
-    """``2**e A`` for a map known by its products: each product scaled after
-    it is taken (exact, unless the product itself over- or underflows)."""
-
-    def __init__(self, inner, e):
-        super().__init__(inner.shape, inner.dtype)
-        self.inner, self.e = inner, e
-
-    def _matmat(self, X, out):
-        Y = self.inner.matmat(X)
-        return np.ldexp(Y, self.e).astype(self.dtype, copy=False)
-
-    def _rmatmat(self, Y, out):
-        Z = self.inner.rmatmat(Y)
-        return np.ldexp(Z, self.e).astype(self.dtype, copy=False)
-
-    def _normal(self, Z):
-        return np.ldexp(self.inner.normal(Z), 2 * self.e).astype(self.dtype, copy=False)
-
-    def frobenius2(self):
-        total = self.inner.frobenius2()
-        if total is None or callable(total):
-            return None
-        return math.ldexp(float(total), 2 * self.e)
-
-
 def _scaled(ops):
     """``(map of 2**-e A, e)``, e = 0 unless A's entries lie outside the safe
     range (exact: a scaled copy of the entries, or the products scaled)."""
@@ -249,7 +223,7 @@ def _scaled(ops):
     probe = np.random.default_rng(20240611).standard_normal((ops.shape[1], 1))
     top = float(np.max(np.abs(ops.matmat(probe.astype(ops.dtype))))) / math.sqrt(ops.shape[1])
     e = _exponent(top)
-    return (_ScaledProducts(ops, -e) if e else ops), e
+    return (ops.scaled(-e) if e else ops), e
 
 
 # -- the cost model of rank="auto" ---------------------------------------------
@@ -260,12 +234,15 @@ class _Costs:
 
     def __init__(self, ops):
         m, d = ops.shape
-        inner = ops.inner if isinstance(ops, (CenteredMap, _ScaledProducts)) else ops
+        inner = getattr(ops, "inner", ops)  # a centred or scaled map: its matrix's
         A = inner.entries
+        counted = inner.stored_entries() if hasattr(inner, "stored_entries") else None
         if A is not None and sp.issparse(A):
             self.reads, kind = float(max(A.nnz, 1)), "sparse"
         elif A is not None:
             self.reads, kind = float(m * d), "dense"
+        elif counted is not None:  # dask chunks, counted in the first pass
+            kind, self.reads = counted[0], float(max(counted[1], 1))
         else:
             self.reads, kind = float(m * d), "operator"
         self.block = _BLOCK_COST[kind]
@@ -373,7 +350,8 @@ class _Normal:
 
 def _direct(ops, G, alphas, tol, dtype):
     """Cholesky of ``A^T A + alpha I`` per distinct alpha (d x d formed),
-    with up to two rounds of refinement against the products."""
+    with up to two rounds of refinement against the products; ``(X, each
+    column's relative residual)``."""
     m, d = ops.shape
     H = gram(ops)
     X = np.zeros_like(G)
@@ -383,15 +361,16 @@ def _direct(ops, G, alphas, tol, dtype):
         solvers[value] = (cols, spd_solver(H + value * np.eye(d)))
     matvec = _Normal(ops, alphas, dtype)
     every = np.arange(G.shape[1])
-    for _ in range(1 + _REFINEMENTS):
-        R = G - matvec(X, every) if X.any() else G.copy()
-        rel = _relative(R, G)
-        if np.all(rel <= tol):
-            break
+    R = G.copy()
+    for round_ in range(1 + _REFINEMENTS):
         for cols, solve in solvers.values():
             X[:, cols] += np.asarray(solve(np.asarray(R[:, cols], dtype=np.float64)),
                                      dtype=dtype)
-    return X
+        R = G - matvec(X, every)
+        rel = _relative(R, G)
+        if np.all(rel <= tol):
+            break
+    return X, rel
 
 
 def gram(ops: LinearMap) -> NDArray[np.float64]:
@@ -523,7 +502,8 @@ class _Run:
         return np.minimum(np.log(reduction) / np.log(rate), self.maxiter)
 
     def run(self, rank, gen, method):
-        """Everything after the right-hand side; returns X."""
+        """Everything after the right-hand side; returns X and each
+        column's relative residual, computed afresh."""
         costs = _Costs(self.ops)
         if method == "cg":
             cg = self.start()
@@ -548,14 +528,15 @@ class _Run:
         # refinement: restart from a freshly computed residual where rounding
         # left the true residual above tol
         every = np.arange(self.G.shape[1])
+        rel = _relative(self.G - self.matvec(X, every), self.G)
         for _ in range(_REFINEMENTS):
-            rel = _relative(self.G - self.matvec(X, every), self.G)
             if np.all(rel <= self.tol) or self.iterations >= self.maxiter:
                 break
             cg = self.start(X, self.pre)
             self._iterate(cg, self.maxiter)
             X = cg.X
-        return X
+            rel = _relative(self.G - self.matvec(X, every), self.G)
+        return X, rel
 
 
 def _effective_dimension(lam, alphas, trace, d):
@@ -626,10 +607,9 @@ def ridge_run(ops: LinearMap, B: NDArray[np.floating], alphas: NDArray[np.float6
         alphas_s = np.minimum(np.ldexp(column_alphas, -2 * ea), 1e300)
         run = _Run(scaled, G, alphas_s, tol, maxiter, dtype)
         if method == "direct":
-            X = _direct(scaled, G, alphas_s, tol, dtype)
+            X, rel = _direct(scaled, G, alphas_s, tol, dtype)
         else:
-            X = run.run(rank, gen, method)
-        rel = _relative(G - run.matvec(X, np.arange(G.shape[1])), G)
+            X, rel = run.run(rank, gen, method)
         path_s = np.minimum(np.ldexp(alphas, -2 * ea), 1e300)
         if trace == "probes":
             W = X[:, n_solutions:].reshape(d, _TRACE_PROBES, alphas.size)
@@ -764,19 +744,43 @@ def ridge(A: MatrixLike, b: ArrayLike, alpha: Any, *, method: str = "nystrom-pcg
     >>> path.x.shape
     (400, 3)
     """
+    _check_scalars(alpha, method, rank, tol, maxiter, rng)  # before the O(nnz) checks of A
+    return ridge_on_map(as_linear_map(A, "A"), b, alpha, method=method, rank=rank, tol=tol,
+                        maxiter=maxiter, rng=rng, stacklevel=5)
+
+
+def _check_scalars(alpha, method, rank, tol, maxiter, rng):
+    check_choice(method, "method", METHODS)
+    _check_rank(rank)
+    check_tol(tol)
+    if maxiter is not None:
+        check_int(maxiter, "maxiter", 1)
+    check_alphas(alpha)
+    if not isinstance(rng, np.random.Generator):
+        as_generator(rng, "rng")
+
+
+def ridge_on_map(ops: LinearMap, b: ArrayLike, alpha: Any, *, method: str = "nystrom-pcg",
+                 rank: int | str = "auto", tol: float | None = None,
+                 maxiter: int | None = None, rng: RNGLike = None,
+                 stacklevel: int = 4) -> RidgeResult:
+    """:func:`ridge` of the linear map ``ops`` (checked: the dask front's
+    :class:`~sketchlab.dask.ChunkMap`, or what :func:`as_linear_map`
+    returned), with every check of the other arguments.  ``stacklevel``:
+    the frame a ConvergenceWarning names, counted from
+    ``warnings.warn``'s caller."""
     method = check_choice(method, "method", METHODS)
     rank = _check_rank(rank)
     tol = check_tol(tol)
     maxiter = None if maxiter is None else check_int(maxiter, "maxiter", 1)
     alphas, is_path = check_alphas(alpha)
     gen = as_generator(rng, "rng")
-    ops = as_linear_map(A, "A")
     m, d = ops.shape
     if m == 0 or d == 0:
         raise ValueError(f"A must have at least one row and one column, got shape {ops.shape}")
     B, vector = check_rhs(b, m)
     res = ridge_run(ops, B, alphas, method=method, rank=rank, tol=tol, maxiter=maxiter,
-                    gen=gen, stacklevel=3)
+                    gen=gen, stacklevel=stacklevel)
     k, p = B.shape[1], alphas.size
     x = res.x.reshape(d, k, p)
     rel = np.asarray(res.residual).reshape(k, p)
