@@ -93,6 +93,8 @@ JOBS = [
      ["fast_sp_svd", "practical_sp_svd", "three_sketch_svd", "practical_sp_svd_sizes",
       "three_sketch_svd_sizes", "lowrank_residual", "SinglePassSVD"]),
     ("Error estimates", "How good is the answer.", ["ErrorEstimate"]),
+    ("Ridge regression", "min ||A x - b||^2 + alpha ||x||^2, one alpha or a path from one sketch.",
+     ["ridge", "RidgeResult", "SketchedRidge", "SketchedRidgeClassifier", "SketchedRidgeCV"]),
 ]
 
 
@@ -116,7 +118,8 @@ def _write_api():
               ".. currentmodule:: sketchlab.dask", "", ".. autosummary::",
               "   :toctree: generated", "",
               *[f"   {n}" for n in ("sketch", "sketch_both", "sketch_state", "fast_sp_svd",
-                                    "practical_sp_svd", "three_sketch_svd", "cur")], ""]
+                                    "practical_sp_svd", "three_sketch_svd", "cur", "lstsq",
+                                    "ridge")], ""]
     text = "\n".join(lines)
     path = HERE / "api.rst"
     if not path.exists() or path.read_text() != text:
