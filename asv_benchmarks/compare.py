@@ -266,7 +266,7 @@ def synthetic_sparse(m, n, density=0.00157):
 def bench_sketches(table, quick, repeat):
     import sketchlab as sl
     from scipy.linalg import clarkson_woodruff_transform
-    from sketchlab._jit.reductions import read_pass
+    from sketchlab._engine._jit.reductions import read_pass
 
     A, name = tfidf_matrix(quick)
     m, n = A.shape
@@ -402,7 +402,7 @@ def bench_check(table, quick, repeat):
     same arrays, and the two-sided sketch against its floor (a compiled
     scatter with precomputed buckets, written here), int32 and int64 indices."""
     import sketchlab as sl
-    from sketchlab._jit.reductions import read_pass
+    from sketchlab._engine._jit.reductions import read_pass
     from sketchlab._validation import check_compressed
 
     A, name = tfidf_matrix(quick)

@@ -110,6 +110,10 @@ _LAZY = {
     "SketchedRidgeCV": "_estimators_ridge",
 }
 
+# the optional dependencies a lazily imported name may need: module -> (name, extra)
+_EXTRAS = {"sklearn": ("scikit-learn", "sklearn"), "dask": ("dask", "dask"),
+           "distributed": ("dask.distributed", "dask")}
+
 __all__ = [
     "SketchOperator",
     "CountSketch",
@@ -126,15 +130,29 @@ __all__ = [
     "SKETCH_KINDS",
     "SVD_SKETCHES",
     "ConvergenceWarning",
+    "release_workspace",
     *_LAZY,
 ]
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        try:
+            module = importlib.import_module(f".{_LAZY[name]}", __name__)
+        except ModuleNotFoundError as exc:  # an optional extra that is not installed
+            extra = _EXTRAS.get((exc.name or "").split(".")[0])
+            if extra is None:
+                raise
+            raise ImportError(
+                f"sketchlab.{name} needs {extra[0]}, which is not installed: "
+                f"pip install 'sketchlab[{extra[1]}]'") from exc
+        value = getattr(module, name)
         globals()[name] = value
         return value
+    if name == "release_workspace":
+        from ._engine.workspace import release
+
+        return release
     if name == "ConvergenceWarning":  # scikit-learn's where it is installed
         from ._results import convergence_warning
 

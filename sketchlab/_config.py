@@ -81,3 +81,26 @@ def one_blas_thread(func: F) -> F:
             return func(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+class _LazySparse:
+    """``scipy.sparse``, imported on first use (it is most of what ``import
+    scipy.sparse`` costs ``import sketchlab``): the modules that import
+    sketchlab's operators write ``from ._config import sparse as sp`` and
+    use ``sp`` as the module.  ``sp.issparse(A)`` needs no import at all: an
+    A cannot be a scipy sparse matrix while scipy.sparse was never imported."""
+
+    @staticmethod
+    def issparse(A: Any) -> bool:
+        import sys
+
+        module = sys.modules.get("scipy.sparse")
+        return module is not None and module.issparse(A)
+
+    def __getattr__(self, name: str) -> Any:
+        import scipy.sparse
+
+        return getattr(scipy.sparse, name)
+
+
+sparse = _LazySparse()

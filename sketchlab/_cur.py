@@ -18,13 +18,14 @@ import scipy.sparse as sp
 from ._errors import check_probes, probe_left, probe_operator
 from ._gmr import ResidualProbe, UnderdeterminedSketchWarning, check_sketch_size
 from ._gmr import default_sketch_size, gmr, out_dtype, solve_sketched
-from ._linalg import squared_frobenius, truncated_svd
+from ._engine.reductions import squared_frobenius
+from ._linalg import truncated_svd
 from ._operators import IndexSelection, sketch_both
-from ._registry import make_sketch
+from ._registry import GMR_DEFAULT_SKETCH, make_sketch
 from ._selection import CUR_SELECTIONS, select_from_sketches, selection_sketches
 from ._selection import select as select_indices
 from ._validation import as_generator, as_matrix, check_choice, check_int, check_sketchable
-from ._validation import trusted
+from ._validation import Checked
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -113,7 +114,6 @@ class CURDecomposition:
     def error(self, A: MatrixLike, *, relative: bool = False) -> float:
         """Exact ``||A - C U R||_F`` (over ``||A||_F`` with ``relative``),
         without densifying a sparse A (:func:`sketchlab.gmr_residual`)."""
-        from ._linalg import squared_frobenius
         from ._residuals import gmr_residual
 
         A = as_matrix(A, "A")
@@ -215,21 +215,20 @@ def cur(A: MatrixLike, c: int, r: int | None = None, *, k: int | None = None,
     A = as_matrix(A, "A")
     plan = cur_plan(A.shape, c, r, k=k, select=select, core=core, sketch_size=sketch_size,
                     rng=rng, estimate_error=estimate_error, n_probes=n_probes)
-    with trusted(A):  # validated above
-        columns, rows = plan.select_in_memory(A)
+    columns, rows = plan.select_in_memory(A)
     C, R = _gather(A, columns, rows)
     sketches = plan.gather_sketches(columns, rows)
     # the plan's second pass, in memory: C and R gathered as they are (sparse
     # kept), the core and probe sketches of A formed directly
     parts = {"C": C, "R": R}
-    with trusted(A, C, R):
-        for name in ("core", "probe"):
-            if name in sketches:
-                left, right = sketches[name]
-                parts[name] = (right.apply(A, axis=1) if left is None
-                               else sketch_both(left, A, right))
-        exact = gmr(A, C, R) if plan.core == "exact" else None
-        norm = float(np.sqrt(squared_frobenius(A))) if "probe" in sketches else None
+    checked = Checked(A)  # validated above; C and R are its columns and rows
+    for name in ("core", "probe"):
+        if name in sketches:
+            left, right = sketches[name]
+            parts[name] = (right.apply(checked, axis=1) if left is None
+                           else sketch_both(left, checked, right))
+    exact = gmr(checked, Checked(C), Checked(R)) if plan.core == "exact" else None
+    norm = float(np.sqrt(squared_frobenius(A))) if "probe" in sketches else None
     return plan.recover(parts, columns, rows, norm=norm, exact=exact)
 
 
@@ -295,12 +294,12 @@ class CURPlan:
     def select_in_memory(self, A: Matrix) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """``(columns, rows)`` of a validated in-memory A: pass 1 in memory."""
         if self.select == "leverage":
-            return select_indices(A, self.c, self.r, self.select, self.k, self.gen)
+            return select_indices(Checked(A), self.c, self.r, self.select, self.k, self.gen)
         sketches = self.selection_sketches()
         arrays = None
         if sketches is not None:
-            arrays = {"row-space": sketches["row-space"][0].apply(A, axis=0),
-                      "column-space": sketches["column-space"][1].apply(A, axis=1)}
+            arrays = {"row-space": sketches["row-space"][0].apply(Checked(A), axis=0),
+                      "column-space": sketches["column-space"][1].apply(Checked(A), axis=1)}
         return self.choose(arrays)
 
     # -- pass 2 --------------------------------------------------------------
@@ -316,8 +315,8 @@ class CURPlan:
         if self.core == "fast":
             if self._core is None:
                 s_c, s_r = self.sketch_size
-                self._core = (make_sketch("countsketch", s_c, m, rng=self.gen),
-                              make_sketch("countsketch", s_r, n, rng=self.gen))
+                self._core = (make_sketch(GMR_DEFAULT_SKETCH, s_c, m, rng=self.gen),
+                              make_sketch(GMR_DEFAULT_SKETCH, s_r, n, rng=self.gen))
             sketches["core"] = self._core
         if self.estimate_error:
             if self._probe is None:
@@ -342,9 +341,10 @@ class CURPlan:
                     f"(c, r) = {(c, r)}: the sketched problem is underdetermined and its "
                     "solution carries no error guarantee", UnderdeterminedSketchWarning,
                     stacklevel=3)
-            with trusted(C, R):
-                U = solve_sketched(S_C.apply(C), parts["core"], S_R.apply(R, axis=1),
-                                   eps=np.finfo(dtype).eps).astype(dtype, copy=False)
+            # C and R: columns and rows of a checked A, or the plan's gathered sketches
+            U = solve_sketched(S_C.apply(Checked(C)), parts["core"],
+                               S_R.apply(Checked(R), axis=1),
+                               eps=np.finfo(dtype).eps).astype(dtype, copy=False)
         elif self.core == "exact":
             U = exact
         else:
@@ -388,7 +388,7 @@ def cur_plan(shape: tuple[int, int], c: int, r: int | None = None, *, k: int | N
     c, r, k, select, core, q, sketch_size = check_cur_args(shape, c, r, k, select, core,
                                                            n_probes, sketch_size)
     if core == "fast":
-        sketch_size = check_sketch_size(sketch_size, "countsketch", *shape)
+        sketch_size = check_sketch_size(sketch_size, GMR_DEFAULT_SKETCH, *shape)
     return CURPlan(tuple(shape), c, r, k, select, core, sketch_size, q, estimate_error,
                    as_generator(rng))
 

@@ -23,8 +23,8 @@ try:  # dask >= 2024.12: tasks name the keys they read (TaskRef)
 except ImportError:  # pragma: no cover - older dask: tuples, keys found in the graph
     Task = TaskRef = None
 
-from ._operators import SketchOperator, apply_validated, sketch_both_validated
-from ._validation import as_matrix, check_numeric_dtype, result_dtype, trusted
+from ._operators import SketchOperator, sketch_both
+from ._validation import Checked, as_matrix, check_numeric_dtype, result_dtype
 
 __all__ = ["FAN_IN", "Pass", "Ref", "add", "as_block", "bounds", "check_array",
            "check_operator", "ops_chunk", "state_chunk", "task"]
@@ -73,20 +73,19 @@ def ops_chunk(raw, where, offsets, shape, ops, dtype):
     if 0 in shape:  # an empty chunk adds nothing
         return np.zeros((shape[0] if S1 is None else S1.sketch_size,
                          shape[1] if S2 is None else S2.sketch_size), dtype)
-    # the block was checked by as_block: the validated forms skip its O(nnz) pass
+    block = Checked(block)  # checked by as_block: no second O(nnz) pass
     if S2 is None:
-        return apply_validated(S1, block, 0, offset=offsets[0])
+        return S1.apply(block, 0, offset=offsets[0])
     if S1 is None:
-        return apply_validated(S2, block, 1, offset=offsets[1])
-    return sketch_both_validated(S1, block, S2, offsets=offsets)
+        return S2.apply(block, 1, offset=offsets[1])
+    return sketch_both(S1, block, S2, offsets=offsets)
 
 
 def state_chunk(raw, where, offsets, shape, state, dtype):
     """The chunk's shares of every sketch of ``state`` (a SketchState with no
     arrays yet) from one read of it (``SketchState.block_sketches``)."""
     block = as_block(raw, where, shape, dtype)
-    with trusted(block):  # checked by as_block
-        return state.block_sketches(block, offsets)
+    return state.block_sketches(Checked(block), offsets)  # checked by as_block
 
 
 def add(*parts):

@@ -44,9 +44,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._linalg import exponent_of_largest, product, squared_frobenius
-from ._operators import CountSketch, GaussianSketch, apply_validated, sketch_both_validated
-from ._validation import check_int
+from ._engine.reductions import squared_frobenius
+from ._linalg import exponent_of_largest, product
+from ._operators import CountSketch, GaussianSketch, sketch_both
+from ._validation import Checked, check_int
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -383,8 +384,8 @@ class ResidualProbe:
         self.theta = theta
         self.probe = probe  # (p, q), or (m, q) without phi
         # C, R validated by the caller
-        self.RT = apply_validated(theta, R, axis=1)  # (r, q)
-        self.C = C if phi is None else apply_validated(phi, C)  # (p, c)
+        self.RT = theta.apply(Checked(R), axis=1)  # (r, q)
+        self.C = C if phi is None else phi.apply(Checked(C))  # (p, c)
         self.norm = norm
 
     @classmethod
@@ -392,8 +393,8 @@ class ResidualProbe:
         """The probe of an in-memory A (validated, as by check_gmr_inputs)."""
         theta = probe_operator(q, A.shape[1], gen)
         phi = probe_left(q, A.shape[0], gen)
-        probe = (apply_validated(theta, A, axis=1) if phi is None
-                 else sketch_both_validated(phi, A, theta))
+        probe = (theta.apply(Checked(A), axis=1) if phi is None
+                 else sketch_both(phi, Checked(A), theta))
         return cls(phi, theta, probe, C, R, float(np.sqrt(squared_frobenius(A))))
 
     def residual_sketch(self, X):

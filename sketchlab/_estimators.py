@@ -9,9 +9,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from . import _spsd
 from ._kernel_matrices import KernelParamsMixin
@@ -22,7 +21,8 @@ from ._selection import LANDMARKS, select_landmarks
 from ._sketch_state import SketchState
 from ._svd import svd_recover, svd_sketches
 from ._validation import as_generator, as_matrix, check_choice, check_int
-from ._validation import check_sparse_structure, plain_indices, trusted
+from ._sklearn import check_X
+from ._validation import Checked, plain_indices
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -200,8 +200,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
                 raise ValueError(
                     f"sketch_size must be >= n_components ({c}), got {self.sketch_size!r}"
                 )
-        X = check_sparse_structure(X, "X")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
+        X = check_X(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
         n = X.shape[0]
         if c > n:
             warnings.warn(
@@ -220,8 +219,7 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
                 )
             s = n
         s = max(s, c)
-        with trusted(X):  # index arrays checked above, values by validate_data
-            K = self._oracle(X)
+        K = self._oracle(Checked(X))
         gen = as_generator(self.random_state, "random_state")
         estimate = bool(self.estimate_error)
         if core == "nystrom" and not estimate:
@@ -265,11 +263,10 @@ class SketchedNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Kernel
             float32 for float32 X, else float64.
         """
         check_is_fitted(self)
-        X = check_sparse_structure(X, "X")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                          reset=False)
-        with trusted(X, self.components_):  # checked above; rows of a checked X
-            embedded = self._oracle(self.components_).cross(X)
+        X = check_X(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                    reset=False)
+        # the components: rows of the checked X of fit
+        embedded = self._oracle(Checked(self.components_)).cross(Checked(X))
         return np.asarray(product(embedded, self.normalization_.T), dtype=X.dtype)
 
     def __sklearn_tags__(self):
@@ -430,12 +427,10 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         for name in ("_sketch_state", "components_", "singular_values_", "n_samples_seen_"):
             if hasattr(self, name):
                 delattr(self, name)
-        self.partial_fit(X)  # checks X, unsigned index arrays included
-        if sp.issparse(X) and X.format in ("csr", "csc"):
-            X = plain_indices(X)  # the index dtypes scipy's sparse-dense product takes
-        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
-                          reset=False)
-        projections = np.asarray(X @ self.components_.T)
+        X = check_X(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32])
+        self._partial_fit(X, True)
+        # the index dtypes scipy's sparse-dense product takes
+        projections = np.asarray(plain_indices(X) @ self.components_.T)
         self._set_variances(np.asarray(projections, dtype=np.float64))
         return projections
 
@@ -460,9 +455,12 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             fewer rows seen so far than ``n_components``, bad parameters.
         """
         first = not hasattr(self, "_sketch_state")
-        X = check_sparse_structure(X, "X")
-        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
-                          reset=first)
+        X = check_X(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
+                    reset=first)
+        return self._partial_fit(X, first)
+
+    def _partial_fit(self, X, first):
+        """:meth:`partial_fit` of a checked X (``check_X``)."""
         state = self._new_state(X.shape[1]) if first else self._sketch_state
         seen = 0 if first else self.n_samples_seen_
         total = seen + X.shape[0]
@@ -473,8 +471,7 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             )
         if total > _MAX_ROWS:
             raise ValueError(f"at most {_MAX_ROWS} rows can be streamed, got {total}")
-        with trusted(X):  # index arrays checked above, values by validate_data
-            state.update(X, (seen, 0))
+        state.update(Checked(X), (seen, 0))
         self._sketch_state = state
         self.n_samples_seen_ = total
         sums = np.asarray(X.sum(axis=0), dtype=np.float64).ravel()
@@ -537,10 +534,9 @@ class SinglePassSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         ndarray of shape (n_samples, n_components)
         """
         check_is_fitted(self, "components_")
-        X = check_sparse_structure(X, "X")
-        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
-                          reset=False)
-        return np.asarray(X @ self.components_.T)
+        X = check_X(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
+                    reset=False)
+        return np.asarray(plain_indices(X) @ self.components_.T)
 
     def inverse_transform(self, X: ArrayLike) -> NDArray[np.floating]:
         """Back to the original space: ``X @ components_``.

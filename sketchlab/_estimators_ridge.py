@@ -30,13 +30,13 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.model_selection import check_cv
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._linear_map import LinearMap, centered, from_checked
 from ._linalg import eigh
 from ._ridge import check_alphas, gram, ridge_run
+from ._sklearn import check_X, check_Xy
 from ._validation import as_generator, check_choice, check_int, check_positive
-from ._validation import check_sparse_structure
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -170,9 +170,8 @@ class _SketchedRidgeBase(BaseEstimator):
 
     def _decision(self, X):
         check_is_fitted(self)
-        X = check_sparse_structure(X, "X")
-        X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
-                          reset=False)
+        X = check_X(self, X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
+                    reset=False)
         out = X @ self.coef_.T if sp.issparse(X) else np.asarray(X) @ self.coef_.T
         return np.asarray(out) + self.intercept_
 
@@ -188,10 +187,8 @@ def _steps_per_column(history, tol):
 
 
 def _validated(est, X, y, sample_weight, multi_output=True):
-    X = check_sparse_structure(X, "X")
-    X, y = validate_data(est, X, y, accept_sparse=["csr", "csc"],
-                         dtype=[np.float64, np.float32], multi_output=multi_output,
-                         y_numeric=multi_output)
+    X, y = check_Xy(est, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
+                    multi_output=multi_output, y_numeric=multi_output)
     if sample_weight is not None:
         sample_weight = _check_weights(sample_weight, X.shape[0])
     return X, y, sample_weight

@@ -12,10 +12,12 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.extmath import svd_flip
 from sklearn.utils.sparsefuncs import mean_variance_axis
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._krylov import run_krylov_svd
-from ._validation import as_generator, as_matrix, check_choice, check_int, check_sparse_structure
+from ._linear_map import as_linear_map, from_checked, is_linear_operator
+from ._sklearn import check_X
+from ._validation import Checked, as_generator, as_matrix, check_choice, check_int
 from ._validation import plain_indices
 
 if TYPE_CHECKING:
@@ -122,50 +124,68 @@ class RandomizedTruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         return self
 
     def fit_transform(self, X: MatrixLike, y: Any = None) -> NDArray[np.floating]:
-        """Fit on X and return its projections ``X V`` (n_samples, n_components)."""
-        # the index arrays of sparse input are checked before scikit-learn or scipy
-        # read through them (a corrupt one would crash the interpreter there)
-        X = check_sparse_structure(X, "X")
-        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
-                          ensure_min_features=2)
-        X = plain_indices(X)
+        """Fit on X and return its projections ``X V`` (n_samples, n_components).
+
+        X may also be a ``scipy.sparse.linalg.LinearOperator`` or a dask
+        array (``algorithm="krylov"``, which needs only products: each pass
+        over X is one over the dask chunks, and the data never come into
+        memory as a whole)."""
         algorithm = check_choice(self.algorithm, "algorithm", _ALGORITHMS)
-        k, tol = self._rank_or_fraction(X.shape)
+        ops = self._input_map(X, algorithm)
+        k, tol = self._rank_or_fraction(ops.shape)
         gen = as_generator(self.random_state, "random_state")
         if algorithm == "krylov":
-            passes = None
-            if self.n_iter is not None:
-                passes = 2 * check_int(self.n_iter, "n_iter", 0) + 2
-            block = None
-            if self.n_oversamples is not None:
-                extra = check_int(self.n_oversamples, "n_oversamples", 0)
-                block = min((k if k is not None else 16) + extra, min(X.shape))
-            rtol = self._check_tol()
-            kw = {} if rtol == 0.0 or passes is not None else \
-                dict(rtol=rtol, max_passes=_TOL_MAX_PASSES)
-            res = run_krylov_svd(X, k, tol=tol, passes=passes, block_size=block, rng=gen,
-                              estimate_error=True, stacklevel=4, **kw)
+            res = self._krylov(ops, k, tol, gen)
         else:
             from ._svd import fast_sp_svd
 
-            res = fast_sp_svd(X, k, rng=gen, estimate_error=True)
+            res = fast_sp_svd(Checked(ops.entries), k, rng=gen, estimate_error=True)
         U, s, Vt = res[0], res[1], res[2]
-        estimate = res.error_estimate
         U, Vt = svd_flip(U, Vt, u_based_decision=False)
         self.components_ = Vt
         self.singular_values_ = s
         self.n_components_ = int(s.shape[0])
-        self.error_estimate_ = estimate
+        self.error_estimate_ = res.error_estimate
         self.n_passes_ = getattr(res, "passes", None) or 1
-        projections = np.asarray(X @ Vt.T)
+        projections = np.asarray(ops.matmat(np.ascontiguousarray(Vt.T)))
         self.explained_variance_ = exp_var = np.var(projections, axis=0)
-        if sp.issparse(X):
-            full_var = float(mean_variance_axis(X, axis=0)[1].sum())
-        else:
-            full_var = float(np.var(X, axis=0).sum())
+        full_var = _total_variance(ops)
         self.explained_variance_ratio_ = exp_var / full_var if full_var > 0 \
             else np.zeros_like(exp_var)
         return projections
+
+    def _input_map(self, X, algorithm):
+        """X checked once, as a linear map: an array or sparse matrix through
+        scikit-learn's bookkeeping and ``as_matrix``; a LinearOperator or a
+        dask array (krylov only) as its products."""
+        if is_linear_operator(X) or hasattr(X, "__dask_graph__"):
+            if algorithm != "krylov":
+                raise TypeError(
+                    f"algorithm={algorithm!r} needs the entries of X, got a "
+                    f"{type(X).__name__}: use algorithm='krylov' (products only), or "
+                    "sketchlab.dask.fast_sp_svd for a dask array")
+            ops = as_linear_map(X, "X")
+            if ops.shape[1] < 2:
+                raise ValueError(f"X must have at least 2 features, got shape {ops.shape}")
+            self.n_features_in_ = ops.shape[1]
+            return ops
+        X = check_X(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
+                    ensure_min_features=2)
+        return from_checked(plain_indices(X))
+
+    def _krylov(self, ops, k, tol, gen):
+        passes = None
+        if self.n_iter is not None:
+            passes = 2 * check_int(self.n_iter, "n_iter", 0) + 2
+        block = None
+        if self.n_oversamples is not None:
+            extra = check_int(self.n_oversamples, "n_oversamples", 0)
+            block = min((k if k is not None else 16) + extra, min(ops.shape))
+        rtol = self._check_tol()
+        kw = {} if rtol == 0.0 or passes is not None else \
+            dict(rtol=rtol, max_passes=_TOL_MAX_PASSES)
+        return run_krylov_svd(ops, k, tol=tol, passes=passes, block_size=block, rng=gen,
+                              estimate_error=True, stacklevel=5, **kw)
 
     def _rank_or_fraction(self, shape):
         """``(k, None)`` for an int n_components, ``(None, tol)`` for a fraction."""
@@ -197,13 +217,15 @@ class RandomizedTruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     def transform(self, X: MatrixLike) -> NDArray[np.floating]:
         """Project X on the components: ``X V`` (n_samples, n_components)."""
         check_is_fitted(self, "components_")
-        # the index arrays of sparse input are checked before scikit-learn or scipy
-        # read through them (a corrupt one would crash the interpreter there)
-        X = check_sparse_structure(X, "X")
-        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
-                          reset=False)
-        X = plain_indices(X)
-        return np.asarray(X @ self.components_.T)
+        if is_linear_operator(X) or hasattr(X, "__dask_graph__"):
+            ops = as_linear_map(X, "X")
+            if ops.shape[1] != self.components_.shape[1]:
+                raise ValueError(f"X has {ops.shape[1]} features, but {type(self).__name__} "
+                                 f"is expecting {self.components_.shape[1]} features as input")
+            return np.asarray(ops.matmat(np.ascontiguousarray(self.components_.T)))
+        X = check_X(self, X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
+                    reset=False)
+        return np.asarray(plain_indices(X) @ self.components_.T)
 
     def inverse_transform(self, X: ArrayLike) -> NDArray[np.floating]:
         """Back to the original space: ``X @ components_`` (n_samples, n_features)."""
@@ -224,3 +246,30 @@ class RandomizedTruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         tags.input_tags.sparse = True
         return tags
 
+
+
+def _total_variance(ops):
+    """The sum of the variances of X's columns: from the entries where the
+    map holds them (scikit-learn's computation: no cancellation), else
+    ``(||X||_F^2 - m ||mu||^2) / m`` with the column means mu (one product
+    ``X^T 1``): ``||X||_F^2`` as a dask X sums it in its first pass, or, for a
+    LinearOperator, exactly by products with the identity in blocks of 256
+    columns (n products)."""
+    X = ops.entries
+    if X is not None:
+        if sp.issparse(X):
+            return float(mean_variance_axis(X, axis=0)[1].sum())
+        return float(np.var(X, axis=0).sum())
+    m, n = ops.shape
+    mu = np.asarray(ops.rmatmat(np.ones((m, 1), dtype=ops.dtype)), dtype=np.float64)[:, 0] / m
+    norm2 = ops.frobenius2()
+    if callable(norm2):
+        norm2 = norm2()
+    if norm2 is None:
+        norm2 = 0.0
+        for j0 in range(0, n, 256):
+            E = np.zeros((n, min(256, n - j0)), dtype=ops.dtype)
+            E[np.arange(j0, j0 + E.shape[1]), np.arange(E.shape[1])] = 1
+            block = np.asarray(ops.matmat(E), dtype=np.float64)
+            norm2 += float(np.einsum("ij,ij->", block, block))
+    return max(float(norm2) - m * float(mu @ mu), 0.0) / m

@@ -22,14 +22,14 @@ import scipy.sparse as sp
 
 from ._errors import ResidualProbe, check_probes
 from ._leverage import sampling_scores
+from ._engine.reductions import squared_frobenius
 from ._linalg import exact_core, project_psd as _project_psd, range_factors
-from ._linalg import product, solve_core, squared_frobenius, symmetrize
-from ._operators import OSNAP, LeverageScoreSampler, SketchOperator, apply_many_validated
-from ._operators import apply_validated, sketch_both_validated
-from ._registry import SKETCH_KINDS, kinds_with, make_sketch
+from ._linalg import product, solve_core, symmetrize
+from ._operators import LeverageScoreSampler, SketchOperator, sketch_both
+from ._registry import SKETCH_KINDS, kinds_with, make_sketch, operator_class
 from ._results import GMRResult
 from ._validation import as_generator, as_matrix, check_int, check_rtol, check_sketchable
-from ._validation import check_tol
+from ._validation import Checked, check_tol
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -212,9 +212,9 @@ def check_sketch_size(sketch_size, kind, m, n):
     out = []
     for name, s, d in (("sketch_size[0] (s_c)", sizes[0], m),
                        ("sketch_size[1] (s_r)", sizes[1], n)):
-        # a sketch as large as A is no cheaper than the exact gmr; SRHT pads d
-        high = 1 << max(0, int(d - 1).bit_length()) if kind == "srht" else d
-        out.append(check_int(s, name, 1, high))
+        # a sketch as large as A is no cheaper than the exact gmr (SRHT samples
+        # from its padded dimension: the class says)
+        out.append(check_int(s, name, 1, operator_class(kind).max_sketch_size(d)))
     return tuple(out)
 
 
@@ -249,7 +249,7 @@ def _make_sketches(sketch, sketch_size, C, R, m, n, rng):
             sketch_size = default_sketch_size(C.shape[1], R.shape[0], (m, n))
         s_c, s_r = check_sketch_size(sketch_size, sketch, m, n)
         gen = as_generator(rng)
-        if sketch == "leverage":
+        if operator_class(sketch).needs_scores:
             S_C = _leverage_sampler(C, 0, s_c, gen)
             S_R = _leverage_sampler(R, 1, s_r, gen)
         else:
@@ -604,12 +604,10 @@ def _split_sketches(kind, half, C, R, m, n, gen):
     """(S_C, S_R) of sizes 2 * half whose first and last ``half`` rows are
     independent sketches of the kind (each scaled by 1/sqrt(2))."""
     h_c, h_r = half
-    if kind == "countsketch":  # OSNAP with 2 nonzeros per column: 2 independent blocks
-        return OSNAP(2 * h_c, m, nnz_per_col=2, rng=gen), OSNAP(2 * h_r, n, nnz_per_col=2, rng=gen)
-    if kind == "leverage":  # i.i.d. rows
+    cls = operator_class(kind)
+    if cls.needs_scores:  # sampled on the scores of C and R: i.i.d. rows
         return _leverage_sampler(C, 0, 2 * h_c, gen), _leverage_sampler(R, 1, 2 * h_r, gen)
-    # gaussian, uniform with replacement: i.i.d. rows
-    return make_sketch(kind, 2 * h_c, m, rng=gen), make_sketch(kind, 2 * h_r, n, rng=gen)
+    return cls.halves(h_c, m, gen), cls.halves(h_r, n, gen)
 
 
 def _sketch_problem(S_C, S_R, A, C, R):
@@ -621,11 +619,11 @@ def _sketch_problem(S_C, S_R, A, C, R):
     """
     one_pass = S_C.one_pass and S_R.one_pass
     # A, C, R validated once, by check_gmr_inputs (SC_A is their sketch)
+    A, C, R = Checked(A), Checked(C), Checked(R)
     if one_pass:
-        return (apply_validated(S_C, C), sketch_both_validated(S_C, A, S_R),
-                apply_validated(S_R, R, axis=1))
-    SC_C, SC_A = apply_many_validated(S_C, [C, A])
-    R_SR, M = apply_many_validated(S_R, [R, SC_A], axis=1)
+        return S_C.apply(C), sketch_both(S_C, A, S_R), S_R.apply(R, axis=1)
+    SC_C, SC_A = S_C.apply_many([C, A])
+    R_SR, M = S_R.apply_many([R, Checked(SC_A)], axis=1)
     return SC_C, M, R_SR
 
 

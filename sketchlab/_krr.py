@@ -42,19 +42,20 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, Regre
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._cg import pcg
 from ._config import serial_blas
 from ._kernel_matrices import BLOCK_ENTRIES, KernelParamsMixin
 from ._linear_map import as_linear_map
-from ._linalg import eigh, gram_t, lower_transpose_solve, spd_solver
-from ._linalg import tall_mul, tall_tmul
+from ._linalg import gram_t, lower_transpose_solve, nystrom_factor, spd_solver
+from ._engine.threads import tall_mul, tall_tmul
 from ._operators import OSNAP
 from ._rpcholesky import block_rpcholesky
 from ._selection import LANDMARKS, select_landmarks
 from ._validation import as_generator, check_choice, check_int, check_positive
-from ._validation import check_sparse_structure, trusted
+from ._sklearn import check_X, check_Xy
+from ._validation import Checked
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -84,15 +85,6 @@ def _pcg(matvec, precond, B, tol, max_iter):
     """Conjugate gradients on the columns of B (``_cg.pcg``): ``(X, history)``."""
     out = pcg(matvec, B, tol=tol, maxiter=max_iter, precond=precond)
     return out.X, out.history
-
-
-def _nystrom_factor(C, cols):
-    """F with ``F F^T = C W^+ C^T`` (W = C[cols]), eigenvalues of W below
-    ``c eps max(eig)`` dropped."""
-    W = np.asarray(C[cols], dtype=np.float64)
-    w, V = eigh((W + W.T) / 2)
-    keep = w > cols.size * np.finfo(np.float64).eps * max(float(w.max()), 0.0)
-    return np.asarray(C, dtype=np.float64) @ (V[:, keep] / np.sqrt(w[keep]))
 
 
 def _sketch_preconditioner(A, shift, alpha, gen):
@@ -199,24 +191,26 @@ class _SketchedKernelRidgeBase(KernelParamsMixin, BaseEstimator):
         -------
         self
         """
+        self._check_params()
+        X, y = check_Xy(self, X, y, accept_sparse="csr", dtype=np.float64, multi_output=True,
+                        y_numeric=True)
+        return self._fit(X, np.asarray(y, dtype=np.float64))
+
+    def _fit(self, X, y):
+        """The fit of a checked X (``check_X``) and float64 targets y."""
         alpha, tol, max_iter, c, landmarks, solver, cache = self._check_params()
-        X = check_sparse_structure(X, "X")
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
-                             multi_output=True, y_numeric=True)
-        y = np.asarray(y, dtype=np.float64)
         Y = y.reshape(-1, 1) if y.ndim == 1 else y
         n = X.shape[0]
         if c > n:  # as scikit-learn's Nystroem
             warnings.warn(
                 f"n_components ({c}) > n_samples ({n}): n_components was set to n_samples "
                 "(every sample a landmark: the whole kernel matrix is evaluated)",
-                UserWarning, stacklevel=2)
+                UserWarning, stacklevel=3)
             c = n
         cache_bytes = cache * 2.0**20
         if solver == "auto":
             solver = "pcg" if 8.0 * n * n <= cache_bytes else "restricted"
-        with trusted(X):  # index arrays checked above, values by validate_data
-            K = self._oracle(X)
+        K = self._oracle(Checked(X))
         gen = as_generator(self.random_state, "random_state")
         C = F = None
         if landmarks == "rpcholesky":
@@ -232,7 +226,7 @@ class _SketchedKernelRidgeBase(KernelParamsMixin, BaseEstimator):
                 C = K[:, cols]
             C = np.asarray(C, dtype=np.float64)
             if solver == "pcg":
-                F, C = _nystrom_factor(C, cols), None
+                F, C = nystrom_factor(C, C[cols]), None
         if solver == "pcg":
             coef, history = self._fit_pcg(K, F, Y, alpha, tol, max_iter, cache_bytes)
             self.X_fit_ = X
@@ -254,7 +248,7 @@ class _SketchedKernelRidgeBase(KernelParamsMixin, BaseEstimator):
                 f"conjugate gradients (solver={solver!r}) stopped after {self.n_iter_} "
                 f"iterations at a relative residual of {float(final.max()):.3g} > tol={tol:g}; "
                 "increase max_iter, alpha or n_components (a better preconditioner)",
-                ConvergenceWarning, stacklevel=2)
+                ConvergenceWarning, stacklevel=3)
         return self
 
     def _fit_pcg(self, K, F, Y, alpha, tol, max_iter, cache_bytes):
@@ -287,15 +281,13 @@ class _SketchedKernelRidgeBase(KernelParamsMixin, BaseEstimator):
         ndarray of shape (n_samples,) or (n_samples, n_targets)
         """
         check_is_fitted(self)
-        X = check_sparse_structure(X, "X")
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        with trusted(X, self.X_fit_):
-            oracle = self._oracle(self.X_fit_)
-            coef = self.dual_coef_
-            out = np.empty((X.shape[0],) + coef.shape[1:])
-            step = max(1, BLOCK_ENTRIES // oracle.shape[0])
-            for i0 in range(0, X.shape[0], step):
-                out[i0:i0 + step] = oracle.cross(X[i0:i0 + step]) @ coef
+        X = check_X(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        oracle = self._oracle(Checked(self.X_fit_))  # rows of the checked X of fit
+        coef = self.dual_coef_
+        out = np.empty((X.shape[0],) + coef.shape[1:])
+        step = max(1, BLOCK_ENTRIES // oracle.shape[0])
+        for i0 in range(0, X.shape[0], step):
+            out[i0:i0 + step] = oracle.cross(Checked(X[i0:i0 + step])) @ coef
         return out
 
     def __sklearn_tags__(self):
@@ -477,14 +469,14 @@ class SketchedKernelRidgeClassifier(ClassifierMixin, _SketchedKernelRidgeBase):
         -------
         self
         """
-        X = check_sparse_structure(X, "X")
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        self._check_params()
+        X, y = check_Xy(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
         self._label_binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
         Y = self._label_binarizer.fit_transform(y)
         if Y.shape[1] == 1:
             Y = Y[:, 0]
-        super().fit(X, Y.astype(np.float64))
+        self._fit(X, Y.astype(np.float64))
         return self
 
     @property

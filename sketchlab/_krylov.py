@@ -47,19 +47,24 @@ import numpy as np
 
 from ._config import serial_blas
 from ._errors import DEFAULT_PROBES, frobenius_identity_estimate, lowrank_probe_estimate
-from ._linalg import GrowingBasis, svd, svd_values, tall_mul
+from ._engine.threads import tall_mul
+from ._krylov_basis import GrowingBasis
+from ._linalg import svd, svd_values
 from ._linear_map import as_linear_map
 from ._results import SVDResult, warn_unconverged
 from ._validation import as_generator, check_int, check_tol
 
 if TYPE_CHECKING:
-    from numpy.typing import NDArray
 
     from ._validation import MatrixLike
 
 __all__ = ["krylov_svd", "krylov_core", "krylov_run"]
 
 
+# rounding level of the singular values of an answer, in units of eps s_max
+# (the bases are orthonormal to about eps; the values of the projected matrix
+# move by about eps ||A||_2 from pass to pass once converged)
+_NOISE = 8.0
 # k mode (no tol, no passes): stop when no singular value of the top k rose
 # by more than this fraction over the last pass.  They rise monotonically
 # (each answer's space holds the previous one's), geometrically once the
@@ -118,18 +123,21 @@ def _largest_cluster(s, rel=1e-6):
     return best
 
 
-def _settled(rise, prev_rise, s, rtol):
+def _settled(rise, prev_rise, s, rtol, noise=0.0):
     """The k mode's rule: every singular value rose by at most ``rtol`` of
     itself over the last pass, and what is left of its rise, extrapolated
     from the last two (they converge geometrically, the ratio r of
     consecutive rises: ``rise r / (1 - r)`` to go), is within ``rtol`` too.
     A smaller block converges with a larger r, where the last rise alone
-    would stop early.  Rises below ``rtol / 1000`` count as settled."""
-    if not np.all(rise <= rtol * s):
+    would stop early.  Rises below ``rtol / 1000`` count as settled, and so
+    do rises (either way) within ``noise``, the rounding level of the values
+    in the working precision (``_NOISE`` eps ``s_max``): below it a rise is
+    no convergence left to see, and its ratio to the last one is noise."""
+    if not np.all(rise <= np.maximum(rtol * s, noise)):
         return False
     if prev_rise is None:
         return False
-    small = rise <= 1e-3 * rtol * s
+    small = (rise <= 1e-3 * rtol * s) | (np.abs(rise) <= noise)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = rise / prev_rise
         left = np.where((r >= 0) & (r < 1), rise * r / (1 - r), np.inf)
@@ -149,6 +157,132 @@ def _margin(norm2, eps, shape):
     return 16.0 * eps * math.sqrt(max(shape)) * norm2
 
 
+def _pass_bound(k, tol, passes, b, shape, dtype, max_passes):
+    """``(max_passes, fixed)``: the passes the iteration may make, and whether
+    exactly that many are asked for (``passes`` without ``tol``)."""
+    m, n = shape
+    if passes is not None:
+        return passes, tol is None
+    if k is not None and b < k + _OVERSAMPLE:
+        # a smaller block than k + 4 builds the same basis size in more
+        # passes: the same bound on the basis, not on the passes
+        max_passes = 2 * -(-(max_passes // 2) * (k + _OVERSAMPLE) // b)
+    if tol is not None:  # until the bases fill their memory allowance or the whole space
+        cols = max(b, _BASIS_BYTES // ((m + n) * np.dtype(dtype).itemsize))
+        max_passes = 2 * max(1, -(-min(cols, min(m, n)) // b)) + 1
+    return max_passes, False
+
+
+class _Bidiagonalization:
+    """The two bases and the projected matrix of block Lanczos
+    bidiagonalization: ``A V = U Bcol`` (odd passes) and ``U^T A = Brow V^T``
+    (even passes), every coefficient kept."""
+
+    def __init__(self, ops, shape, dtype, b, max_passes, gen):
+        m, n = shape
+        # room for every pass the bound allows (np.empty: pages untouched until a
+        # block is written; growing copies the basis), within the tol mode's allowance
+        cols = b * (max_passes // 2 + 1)
+        room = max(b, _BASIS_BYTES // ((m + n) * np.dtype(dtype).itemsize))
+        self.ops, self.gen = ops, gen
+        self.U = GrowingBasis(m, dtype, min(m, cols, room))
+        self.V = GrowingBasis(n, dtype, min(n, cols + b, room + b))
+        self.Bcol, self.Brow = _Coefficients(), _Coefficients()
+        self.V.extend(gen.standard_normal((n, b)), gen)
+        self.v_done = 0  # columns of V multiplied by A
+        self.u_done = 0  # columns of U multiplied by A^T
+        self.last_u = self.last_v = None  # the blocks multiplied by the previous two passes
+
+    def step(self, p):
+        """Pass ``p`` (odd: ``A V_j``; even: ``A^T U_j``): the next block of
+        the other basis.  Returns ``(small, added)``: the projected matrix of
+        the answer after this pass and the directions the block added."""
+        U, V, Bcol, Brow = self.U, self.V, self.Bcol, self.Brow
+        if p % 2:  # A V_j: one pass, the next block of U
+            cols = slice(self.v_done, V.size)
+            # U_{j-1}^T A V_j, the R of V_j (pass before): the recurrence's term
+            local = (None if self.last_u is None
+                     else (self.last_u, Brow.view(U.size, V.size)[self.last_u, cols]))
+            C, R = U.extend(_product(self.ops, "right", V.Q[:, cols], U), self.gen, local)
+            self.last_v = cols
+            Bcol.put(slice(0, C.shape[0]), cols, C)
+            Bcol.put(slice(C.shape[0], U.size), cols, R)
+            self.v_done = V.size
+            return Bcol.view(U.size, self.v_done), R.shape[0]
+        rows = slice(self.u_done, U.size)  # A^T U_j: one pass, the next block of V
+        # V_j^T A^T U_j = (the R of U_j, pass before)^T
+        local = (self.last_v, Bcol.view(U.size, V.size)[rows, self.last_v].T)
+        C, R = V.extend(_product(self.ops, "left", U.Q[:, rows], V), self.gen, local)
+        self.last_u = rows
+        Brow.put(rows, slice(0, C.shape[0]), C.T)
+        Brow.put(rows, slice(C.shape[0], V.size), R.T)
+        self.u_done = U.size
+        return Brow.view(self.u_done, V.size), R.shape[0]
+
+    def close(self):
+        self.U.close()
+        self.V.close()
+
+    def answer(self, p, small, rank, dtype):
+        """``(U, s, Vt)`` of rank ``rank`` after pass p, from the SVD of the
+        projected matrix ``small``."""
+        Ub, s, Vbt = svd(small)
+        U, V = self.U, self.V
+        if p % 2:  # A V V^T = U Bcol V^T
+            Uout = tall_mul(U.Q, Ub[:, :rank])
+            Vtout = np.ascontiguousarray(tall_mul(V.Q[:, :self.v_done], Vbt[:rank].T).T)
+        else:  # U U^T A = U Brow V^T
+            Uout = tall_mul(U.Q[:, :self.u_done], Ub[:, :rank])
+            Vtout = np.ascontiguousarray(tall_mul(V.Q, Vbt[:rank].T).T)
+        return (Uout.astype(dtype, copy=False), s[:rank].astype(dtype),
+                Vtout.astype(dtype, copy=False))
+
+
+class _Rule:
+    """The stopping rule: a fixed number of passes; tol without k (the rank
+    that meets it has stopped falling); or k (with tol: met at rank k;
+    without: the top k values settled, :func:`_settled`)."""
+
+    def __init__(self, k, tol, fixed, max_passes, rtol, eps):
+        self.k, self.tol, self.fixed, self.max_passes, self.rtol = k, tol, fixed, max_passes, rtol
+        self.eps = eps
+        self.target: Any = None
+        self.prev_s = self.prev_rank = self.prev_rise = None
+
+    def stop(self, p, s, err2):
+        """Whether to stop after pass p (the rule met: converged)."""
+        k = self.k
+        if self.fixed:
+            return p >= self.max_passes
+        if self.tol is not None and k is None:
+            hit = np.flatnonzero(err2 <= self.target)
+            rank = int(hit[0]) + 1 if hit.size else None
+            settled = rank is not None and self.prev_rank is not None and \
+                self.prev_rank - rank <= _RANK_SETTLED * rank
+            self.prev_rank = rank
+            return settled
+        assert k is not None  # k mode, or k and tol
+        stop = False
+        if s.shape[0] >= k:
+            if self.tol is not None and err2[k - 1] <= self.target:
+                stop = True
+            elif self.prev_s is not None and self.prev_s.shape[0] >= k:
+                rise = s[:k] - self.prev_s[:k]
+                stop = _settled(rise, self.prev_rise, s[:k], self.rtol,
+                                _NOISE * self.eps * float(s[0]))
+                self.prev_rise = rise
+            self.prev_s = s
+        return stop
+
+    def rank(self, s, err2):
+        """``(rank, met)``: the rank of the answer and whether tol is met."""
+        if self.k is None:
+            hit = np.flatnonzero(err2 <= self.target)
+            return max(int(hit[0]) + 1 if hit.size else s.shape[0], 1), bool(hit.size)
+        rank = min(self.k, s.shape[0])
+        return max(rank, 1), self.tol is None or bool(err2[rank - 1] <= self.target)
+
+
 def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | None,
                 tol: float | None, passes: int | None, block_size: int, gen: np.random.Generator,
                 norm2: Any, rtol: float = _CONVERGED,
@@ -162,144 +296,75 @@ def krylov_core(ops: Any, shape: tuple[int, int], dtype: np.dtype, *, k: int | N
     bound when ``passes`` is None.  Returns a dict with U, s, Vt, passes,
     converged, err2 (None without norm2), margin2.
     """
-    m, n = shape
     b = block_size
-    max_passes_arg = max_passes
     eps = float(np.finfo(dtype).eps)
-    target: Any = None
+    bound, fixed = _pass_bound(k, tol, passes, b, shape, dtype, max_passes)
+    rule = _Rule(k, tol, fixed, bound, rtol, eps)
     margin2: Any = None
 
     def resolve(norm2):
-        nonlocal target, margin2
+        nonlocal margin2
         if norm2 is not None:
             margin2 = _margin(norm2, eps, shape)
             if tol is not None:
-                target = tol * tol * norm2 - margin2
+                rule.target = tol * tol * norm2 - margin2
         return norm2
 
     if not callable(norm2):
         norm2 = resolve(norm2)
-    if passes is None:
-        if k is not None and b < k + _OVERSAMPLE:
-            # a smaller block than k + 4 builds the same basis size in more
-            # passes: the same bound on the basis, not on the passes
-            max_passes = 2 * -(-(max_passes // 2) * (k + _OVERSAMPLE) // b)
-        if tol is not None:  # until the bases fill their memory allowance or the whole space
-            cols = max(b, _BASIS_BYTES // ((m + n) * np.dtype(dtype).itemsize))
-            max_passes = 2 * max(1, -(-min(cols, min(m, n)) // b)) + 1
-        fixed = False
-    else:
-        max_passes, fixed = passes, tol is None
-    # room for every pass the bound allows (np.empty: pages untouched until a
-    # block is written; growing copies the basis), within the tol mode's allowance
-    cols = b * (max_passes // 2 + 1)
-    room = max(b, _BASIS_BYTES // ((m + n) * np.dtype(dtype).itemsize))
-    U = GrowingBasis(m, dtype, min(m, cols, room))
-    V = GrowingBasis(n, dtype, min(n, cols + b, room + b))
-    Bcol, Brow = _Coefficients(), _Coefficients()  # A V = U Bcol; U^T A = Brow V^T
-    V.extend(gen.standard_normal((n, b)), gen)
-    v_done = 0  # columns of V multiplied by A
-    u_done = 0  # columns of U multiplied by A^T
-    last_u = last_v = None  # the blocks multiplied by the previous two passes
-    prev_s = prev_rank = prev_rise = None
+    basis = _Bidiagonalization(ops, shape, dtype, b, bound, gen)
     converged = False
     p = 0
-    while p < max_passes:
+    while p < bound:
         p += 1
-        if p % 2:  # A V_j: one pass, the next block of U
-            cols = slice(v_done, V.size)
-            # U_{j-1}^T A V_j, the R of V_j (pass before): the recurrence's term
-            local = None if last_u is None else (last_u, Brow.view(U.size, V.size)[last_u, cols])
-            C, R = U.extend(_product(ops, "right", V.Q[:, cols], U), gen, local)
-            last_v = cols
-            Bcol.put(slice(0, C.shape[0]), cols, C)
-            Bcol.put(slice(C.shape[0], U.size), cols, R)
-            v_done = V.size
-            added = R.shape[0]
-            small = Bcol.view(U.size, v_done)
-        else:  # A^T U_j: one pass, the next block of V
-            rows = slice(u_done, U.size)
-            # V_j^T A^T U_j = (the R of U_j, pass before)^T
-            local = (last_v, Bcol.view(U.size, V.size)[rows, last_v].T)
-            C, R = V.extend(_product(ops, "left", U.Q[:, rows], V), gen, local)
-            last_u = rows
-            Brow.put(rows, slice(0, C.shape[0]), C.T)
-            Brow.put(rows, slice(C.shape[0], V.size), R.T)
-            u_done = U.size
-            added = R.shape[0]
-            small = Brow.view(u_done, V.size)
+        small, added = basis.step(p)
         if callable(norm2):  # known after the first pass (computed in it)
             norm2 = resolve(norm2())
         # the singular values alone (a quarter of the flops): the vectors only
         # of the last answer, below
         s = svd_values(small)
         err2: Any = None if norm2 is None else norm2 - np.cumsum(s * s)
-        stop = False
-        if fixed:
-            stop = p >= max_passes
-            converged = stop
-        elif tol is not None and k is None:
-            hit = np.flatnonzero(err2 <= target)
-            rank = int(hit[0]) + 1 if hit.size else None
-            if rank is not None and prev_rank is not None and \
-                    prev_rank - rank <= _RANK_SETTLED * rank:
-                stop = converged = True
-            prev_rank = rank
-        else:
-            assert k is not None  # k mode, or k and tol
-            if s.shape[0] >= k:
-                if tol is not None and err2[k - 1] <= target:
-                    stop = converged = True
-                elif prev_s is not None and prev_s.shape[0] >= k:
-                    rise = s[:k] - prev_s[:k]
-                    if _settled(rise, prev_rise, s[:k], rtol):
-                        stop = converged = True
-                    prev_rise = rise
-                prev_s = s
+        stop = rule.stop(p, s, err2)
+        converged = stop
         if added == 0 or stop:  # no direction left: the space is all of R^m or R^n
             converged = converged or added == 0
             break
-    if k is None:
-        hit = np.flatnonzero(err2 <= target)
-        rank = int(hit[0]) + 1 if hit.size else s.shape[0]
-        met = bool(hit.size)
-    else:
-        rank = min(k, s.shape[0])
-        met = tol is None or bool(err2[rank - 1] <= target)
-    rank = max(rank, 1)
-    cluster = _largest_cluster(s[:k]) if k is not None and b < k else 0
-    if cluster >= b:
-        # A block finds at most b copies of a repeated singular value (the
-        # Krylov space of b vectors meets its singular subspace in b
-        # dimensions) unless rank-deficient blocks brought in fresh
-        # directions: b or more equal values among the top k may hide more.
-        # Start again with a block of k + 4, which finds all k it needs.  With
-        # a fixed number of passes, warn where exactly b were found (more
-        # than b: the fresh directions were at work, as on a flat spectrum).
-        assert k is not None  # cluster > 0 only with k
-        if passes is None:
-            out = krylov_core(ops, shape, dtype, k=k, tol=tol, passes=None,
-                              block_size=min(k + _OVERSAMPLE, m, n), gen=gen, norm2=norm2,
-                              rtol=rtol, max_passes=max_passes_arg)
-            out["passes"] += p
-            return out
-        if cluster == b:
-            warnings.warn(
-                f"krylov_svd: {b} equal singular values (a block's worth) among the top "
-                f"{k}: a block of {b} finds at most {b} copies of a repeated value, so some "
-                "may be missing; pass block_size >= k (or no passes=, which restarts with "
-                "k + 4)", UserWarning, stacklevel=5)
-    Ub, s, Vbt = svd(small)
-    if p % 2:  # A V V^T = U Bcol V^T
-        Uout = tall_mul(U.Q, Ub[:, :rank])
-        Vtout = np.ascontiguousarray(tall_mul(V.Q[:, :v_done], Vbt[:rank].T).T)
-    else:  # U U^T A = U Brow V^T
-        Uout = tall_mul(U.Q[:, :u_done], Ub[:, :rank])
-        Vtout = np.ascontiguousarray(tall_mul(V.Q, Vbt[:rank].T).T)
-    return dict(U=Uout.astype(dtype, copy=False), s=s[:rank].astype(dtype),
-                Vt=Vtout.astype(dtype, copy=False), passes=p, converged=converged, met=met,
+    rank, met = rule.rank(s, err2)
+    if _restart_for_cluster(s, k, b, passes):
+        assert k is not None  # a cluster is looked for among the top k only
+        basis.close()
+        out = krylov_core(ops, shape, dtype, k=k, tol=tol, passes=None,
+                          block_size=min(k + _OVERSAMPLE, *shape), gen=gen, norm2=norm2,
+                          rtol=rtol, max_passes=max_passes)
+        out["passes"] += p
+        return out
+    U, s, Vt = basis.answer(p, small, rank, dtype)
+    basis.close()  # the bases' buffers back to the workspace: the next call reuses them
+    return dict(U=U, s=s, Vt=Vt, passes=p, converged=converged, met=met,
                 err2=None if err2 is None else float(err2[rank - 1]), margin2=margin2,
                 norm2=norm2, rank=rank)
+
+
+def _restart_for_cluster(s, k, b, passes):
+    """Whether to start again with a block of k + 4: a block finds at most b
+    copies of a repeated singular value (the Krylov space of b vectors
+    meets its singular subspace in b dimensions) unless rank-deficient
+    blocks brought in fresh directions, so b or more equal values among the
+    top k may hide more.  With a fixed number of passes, warn where exactly
+    b were found instead (more than b: the fresh directions were at work,
+    as on a flat spectrum)."""
+    cluster = _largest_cluster(s[:k]) if k is not None and b < k else 0
+    if cluster < b:
+        return False
+    if passes is None:
+        return True
+    if cluster == b:
+        warnings.warn(
+            f"krylov_svd: {b} equal singular values (a block's worth) among the top "
+            f"{k}: a block of {b} finds at most {b} copies of a repeated value, so some "
+            "may be missing; pass block_size >= k (or no passes=, which restarts with "
+            "k + 4)", UserWarning, stacklevel=6)
+    return False
 
 
 def _estimate_from_identity(out):

@@ -1,11 +1,17 @@
-"""The dense linear algebra of the package, in one place: one GMR core.
+"""The dense linear algebra of the package, in one place: what runs on one BLAS thread.
 
-Every LAPACK call of the package but the Krylov iteration's goes through a
-function of this module (thin SVD, QR and the sketch-basis policy, symmetric
-eigenproblems, Cholesky factors, triangular solves, the GEMM update of a
-running sketch), and each applies the BLAS-thread policy at its entry (the
-decorator ``sketchlab._config.one_blas_thread``): the small dense steps that
-sit between compiled loops run on one BLAS thread.
+Every LAPACK call of the package goes through a function of this module
+(thin SVD, QR and the sketch-basis policy, symmetric eigenproblems,
+Cholesky factors, triangular solves, the BLAS handles of the Krylov bases'
+in-place updates, the GEMM update of a running sketch), and each applies
+the BLAS-thread policy at its entry (the decorator
+``sketchlab._config.one_blas_thread``): the small dense steps that sit
+between compiled loops run on one BLAS thread.  What it holds besides: the
+one rank rule, the GMR core, the QR policy of sketches, Nystrom's core and
+the PSD factor.  What runs on all threads (the products in fixed row chunks,
+the reductions over a matrix's values, page faulting) is in
+``sketchlab._engine``; the growing bases of block Krylov are in
+``sketchlab._krylov_basis``.
 One rank rule decides every cutoff (:func:`numerical_rank`, with
 :func:`default_rtol`), for singular values and for the eigenvalues of a
 PSD core alike (:func:`psd_factor`).
@@ -45,10 +51,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import scipy.linalg as sla
-import scipy.sparse as sp
 
 from ._config import one_blas_thread, serial_blas
-from ._validation import trusted
+from ._validation import Checked
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -60,10 +65,8 @@ if TYPE_CHECKING:
     Array: TypeAlias = NDArray[np.floating]
 
 __all__ = [
-    "fault_in",
-    "map_on_threads",
-    "tall_tmul",
-    "lower_transpose_solve",
+    "square_safe_exponent",
+    "exponent_of_largest",
     "default_rtol",
     "numerical_rank",
     "truncated_svd",
@@ -75,6 +78,10 @@ __all__ = [
     "project_psd",
     "svd",
     "svd_values",
+    "qr_pivoted",
+    "cholesky_upper",
+    "upper_inverse",
+    "blas_functions",
     "qr",
     "orthonormal",
     "pivoted_qr_order",
@@ -82,19 +89,24 @@ __all__ = [
     "eigvalsh",
     "pinvh",
     "lstsq",
+    "qr_r",
+    "cholesky",
+    "lower_transpose_solve",
+    "lower_inverse",
+    "spd_solver",
+    "gram_t",
     "top_singular_sparse",
     "product",
     "gemm_add",
+    "trmm_right",
     "nystrom_core",
     "psd_factor",
+    "nystrom_factor",
     "factored_eigh",
     "nystrom_eigh",
     "Basis",
     "sketch_basis",
-    "squared_frobenius",
-    "frobenius_parts",
-    "largest_magnitude",
-    "square_safe_exponent",
+    "ONE_ROUND_COND",
 ]
 
 # entries whose magnitudes lie in this range can be squared and summed (Gram
@@ -162,7 +174,7 @@ _CHOLQR_MAX_COND = 1e7
 # condition number is below this.  Range sketches usually are that well
 # conditioned: 1.2-1.9 for CountSketch sketches of 13-40 columns of
 # debian-tfidf, where Q came out orthonormal to 1.5e-15.
-_ONE_ROUND_COND = 8.0
+ONE_ROUND_COND = 8.0
 
 
 def cholesky_qr(B: Array, rtol: float | None = None,
@@ -216,7 +228,7 @@ def cholesky_qr(B: Array, rtol: float | None = None,
         return None
     if not finish:
         s = sla.svdvals(T1, check_finite=False)
-        if s[0] < _ONE_ROUND_COND * s[-1]:
+        if s[0] < ONE_ROUND_COND * s[-1]:
             return B, T1, (np.ldexp(T1, e) if e else T1)
         if not second_round:
             return None
@@ -380,6 +392,31 @@ def svd(B: Array, *, full_matrices: bool = False, parallel: bool = False
 def svd_values(B: Array) -> Array:
     """Singular values of B, non-increasing."""
     return sla.svdvals(B, check_finite=False)
+
+
+@one_blas_thread
+def qr_pivoted(X: Array) -> tuple[Array, Array, NDArray[np.intp]]:
+    """Householder QR with column pivoting ``X P = Q R`` (``(Q, R, piv)``)."""
+    return sla.qr(X, pivoting=True, check_finite=False)
+
+
+@one_blas_thread
+def cholesky_upper(S: Array) -> Array:
+    """The upper Cholesky factor R of a symmetric positive definite S (``R^T
+    R = S``); ``numpy.linalg.LinAlgError`` when S is not."""
+    return sla.cholesky(S, lower=False, check_finite=False)
+
+
+@one_blas_thread
+def upper_inverse(R: Array) -> Array:
+    """``R^-1`` of an upper triangular R (a triangular solve with I)."""
+    return sla.solve_triangular(R, np.eye(R.shape[0], dtype=R.dtype), check_finite=False)
+
+
+def blas_functions(names: tuple[str, ...], like: Array) -> tuple[Any, ...]:
+    """The BLAS routines ``names`` ("gemm", "syrk", ...) for arrays like
+    ``like`` (scipy's handles, for in-place updates of a buffer)."""
+    return sla.blas.get_blas_funcs(names, (like,))
 
 
 @one_blas_thread
@@ -554,6 +591,15 @@ def nystrom_core(W: Array) -> Array:
                                  np.eye(W.shape[0])))
 
 
+def nystrom_factor(C: Array, W: Array, rtol: float | None = None) -> Array:
+    """F (n x r) with ``F F^T = C W^+ C^T``, the Nystrom approximation on the
+    landmark columns C (n x c) and block W (c x c, symmetrized), W's
+    eigenvalues that the rank rule drops (:func:`psd_factor`) left out."""
+    w, V = psd_factor(np.asarray(W, dtype=np.float64), rtol)
+    keep = w > 0
+    return np.asarray(C, dtype=np.float64) @ (V[:, keep] / np.sqrt(w[keep]))
+
+
 def psd_factor(U: Array, rtol: float | None = None,
                eps: float = np.finfo(np.float64).eps) -> tuple[Array, Array]:
     """``w, V`` with ``U ~ V diag(w) V^T`` for a symmetric PSD core U (c x
@@ -721,13 +767,12 @@ def sketch_basis(X: Array, overwrite: bool, norm: float) -> tuple[Basis, Array]:
 
 def _sketch_rows(op, Q):
     """``op @ Q`` in float64, applied in row blocks of Q with offsets (no O(m)
-    table of a hash operator is built)."""
+    table of a hash operator is built); the blocks are handed over as
+    checked (a basis computed from checked sketches)."""
     Q = Q if Q.dtype == np.float64 else Q.astype(np.float64)
     out = np.zeros((op.sketch_size, Q.shape[1]))
     for i0 in range(0, Q.shape[0], _FINAL_STEP):
-        block = Q[i0:i0 + _FINAL_STEP]
-        with trusted(block):  # a factor of validated sketches
-            op.apply(block, axis=0, offset=i0, out=out, accumulate=True)
+        op.apply(Checked(Q[i0:i0 + _FINAL_STEP]), axis=0, offset=i0, out=out, accumulate=True)
     return out
 
 
@@ -739,371 +784,3 @@ def _lift(Q, Z):
     for r0, r1 in _chunks(Q.shape[0]):
         Q[r0:r1, :t] = Q[r0:r1] @ Z
     return Q[:, :t]
-
-
-
-def squared_frobenius(A: Matrix) -> float:
-    """``||A||_F^2`` of a dense or sparse A in float64 (duplicate sparse
-    entries summed first), in one compiled pass over the values (no BLAS, no
-    temporary the size of A), and scaled by the largest magnitude when the
-    squares would overflow or underflow (inf when ``||A||_F^2`` itself
-    exceeds float64: see :func:`frobenius_parts`)."""
-    e, ssq = frobenius_parts(A)
-    if not (ssq > 0 and math.isfinite(ssq)):
-        return ssq
-    with np.errstate(over="ignore"):
-        return float(np.ldexp(ssq, 2 * e))
-
-
-def largest_magnitude(A: Matrix) -> float:
-    """``max |A_ij|`` of a dense or sparse A (0 for an empty or zero A), in one
-    compiled pass over the values (no temporary the size of A)."""
-    from ._jit import threads_for
-    from ._jit.reductions import CHUNK, chunk_squares
-
-    data = A.data if sp.issparse(A) else np.asarray(A)
-    if not sp.issparse(A):
-        data = data.ravel(order="K") if data.flags.c_contiguous or data.flags.f_contiguous \
-            else data.ravel()
-    if data.size == 0:
-        return 0.0
-    if data.dtype not in (np.float32, np.float64):
-        data = data.astype(np.float64)
-    nchunks = (data.size + CHUNK - 1) // CHUNK
-    sums, maxs = np.empty(nchunks), np.empty(nchunks)
-    with threads_for(data.size):
-        chunk_squares(data, 1.0, sums, maxs)
-    return float(maxs.max())
-
-
-def frobenius_parts(A: Matrix) -> tuple[int, float]:
-    """``(e, ssq)`` with ``||A||_F^2 = 2**(2 e) ssq``: ``e = 0`` for entries
-    whose squares stay in range (one compiled pass), else the binary exponent
-    of the largest magnitude (a second pass scaled by ``2**-e``, exact)."""
-    from ._jit import threads_for
-    from ._jit.reductions import CHUNK, chunk_squares
-
-    if sp.issparse(A):
-        if not A.has_canonical_format:
-            A = A.copy()
-            A.sum_duplicates()
-        data = A.data
-    else:
-        data = np.asarray(A)
-        data = data.ravel(order="K") if data.flags.c_contiguous or data.flags.f_contiguous \
-            else data.ravel()
-    if data.size == 0:
-        return 0, 0.0
-    if data.dtype not in (np.float32, np.float64):  # the compiled pass reads these two
-        data = data.astype(np.float64)
-    nchunks = (data.size + CHUNK - 1) // CHUNK
-    sums, maxs = np.empty(nchunks), np.empty(nchunks)
-    with threads_for(data.size):
-        chunk_squares(data, 1.0, sums, maxs)
-    scale = float(maxs.max())
-    if scale == 0.0 or not np.isfinite(scale):
-        return 0, scale
-    if 1e-140 < scale < 1e140:
-        return 0, float(sum(sums.tolist()))  # in chunk order
-    e = math.frexp(scale)[1]
-    with threads_for(data.size):
-        chunk_squares(data, math.ldexp(1.0, -e), sums, maxs)
-    return e, float(sum(sums.tolist()))
-
-
-# ---------------------------------------------------------------------------
-# Growing orthonormal bases (block Krylov), and products with tall bases
-# ---------------------------------------------------------------------------
-
-
-# Rows per task of the large products with a basis: sums over rows are taken
-# chunk by chunk and added in chunk order, so a result depends on this
-# constant and on the problem's size, never on the number of threads.
-_ROW_CHUNK = 8192
-# (basis columns) x (block columns) from which those products run in row
-# chunks on Numba's threads; below it, one in-place BLAS call is faster
-_CHUNKED_MIN = 2048
-_pool_state: dict[str, Any] = {}
-
-
-def _map_chunks(fn, dim, step=_ROW_CHUNK):
-    """``[fn(rows) for rows in the fixed row chunks of range(dim)]`` (``step``
-    rows each), run on Numba's thread count (the BLAS call in each on one
-    thread)."""
-    return map_on_threads(fn, [slice(i, min(i + step, dim)) for i in range(0, dim, step)])
-
-
-def map_on_threads(fn: Any, items: list[Any]) -> list[Any]:
-    """``[fn(item) for item in items]``, run on Numba's thread count by one
-    pool of Python threads (BLAS calls inside release the GIL; the caller
-    holds ``serial_blas`` so that each runs on one BLAS thread)."""
-    import numba
-
-    threads = min(numba.get_num_threads(), len(items))
-    if threads <= 1:
-        return [fn(item) for item in items]
-    if _pool_state.get("threads") != threads:
-        from concurrent.futures import ThreadPoolExecutor
-
-        if "pool" in _pool_state:
-            _pool_state["pool"].shutdown()
-        _pool_state["pool"] = ThreadPoolExecutor(threads, "sketchlab-basis")
-        _pool_state["threads"] = threads
-    return list(_pool_state["pool"].map(fn, items))
-
-
-def tall_tmul(B: Array, Y: Array, rows_per_chunk: int = _ROW_CHUNK) -> Array:
-    """``B.T @ Y`` for tall B and Y: the products of the fixed row chunks on
-    Numba's threads (under ``serial_blas``: one BLAS thread each), summed in
-    chunk order, so the same for any thread count."""
-    parts = _map_chunks(lambda rows: B[rows].T @ Y[rows], B.shape[0], rows_per_chunk)
-    out = parts[0]
-    for part in parts[1:]:
-        out += part
-    return out
-
-
-def _sub_mul(Y, B, D):
-    """``Y -= B @ D`` in place, row chunk by row chunk."""
-    D = np.ascontiguousarray(D, dtype=Y.dtype)
-
-    def run(rows):
-        Y[rows] -= B[rows] @ D
-
-    _map_chunks(run, Y.shape[0])
-
-
-def tall_mul(Q: Array, M: Array, rows_per_chunk: int = _ROW_CHUNK) -> Array:
-    """``Q @ M`` for a tall Q, row chunk by row chunk on Numba's threads
-    (under ``serial_blas``: one BLAS thread each).  Each entry comes from
-    one chunk's product, so the result depends on the chunks, never on the
-    threads; for a thin M this is also about twice as fast as one threaded
-    BLAS call, which streams Q at a fraction of the memory bandwidth
-    (20,000 x 20,000 times 10 columns: 0.37 s in chunks of 2,048 rows, 0.53
-    s on two BLAS threads, 0.77 s on one)."""
-    M = np.ascontiguousarray(M, dtype=Q.dtype)
-    out = np.empty((Q.shape[0], M.shape[1]), dtype=Q.dtype)
-
-    def run(rows):
-        np.matmul(Q[rows], M, out=out[rows])
-
-    _map_chunks(run, Q.shape[0], rows_per_chunk)
-    return out
-
-
-# entries per (4 KiB) memory page, of any dtype at most 8 bytes
-_PAGE_ENTRIES = 512
-# fault_in: from this many entries (32 MiB of float64) on all threads
-_PARALLEL_FAULT_ENTRIES = 1 << 22
-
-
-def fault_in(a: Array) -> None:
-    """Write 0 to one entry per memory page of the contiguous array ``a``
-    (whose values are about to be overwritten).  The first write to the
-    fresh memory of np.empty / np.zeros faults its pages in; inside a
-    threaded BLAS call or compiled loop, whose threads write all over the
-    same pages, those faults cost several times more than here, on the VMs
-    measured (6 blocks of 52,396 x 14 filled by the sparse product: 72 ms
-    with the faults inside, 6 + 39 ms faulted first).  From 32 MiB on the
-    pages are split into one contiguous range per Numba thread (960 MB on
-    a fragmented machine: 1.2 s on two threads, 2.2 s on one)."""
-    from ._jit import threads_for
-    from ._jit.reductions import touch_pages
-
-    if not (a.flags.c_contiguous or a.flags.f_contiguous):
-        return  # a reshape would copy: nothing of a would be touched
-    flat = a.reshape(-1, order="F" if a.flags.f_contiguous else "C")
-    if flat.size < _PARALLEL_FAULT_ENTRIES:
-        flat[::_PAGE_ENTRIES] = 0
-        return
-    with threads_for(flat.size):
-        touch_pages(flat, _PAGE_ENTRIES)
-
-
-class GrowingBasis:
-    """Orthonormal columns (dim rows), grown block by block in a
-    Fortran-ordered buffer: the bases of block Krylov (``_krylov``).  A new block is made where it will stay: the
-    product writes into the buffer's next columns (:meth:`reserve`), and the
-    projections and the QR work on them in place with BLAS 3 calls (no
-    temporary the size of the block, no copy after)."""
-
-    def __init__(self, dim, dtype, capacity):
-        self.dim = dim
-        self.size = 0
-        self.buf = np.empty((dim, max(capacity, 1)), dtype=dtype, order="F")
-        self.touched = 0  # columns written at least once (their pages faulted in)
-        self.blas = sla.blas.get_blas_funcs(("gemm", "syrk", "trmm"), (self.buf,))
-
-    @property
-    def Q(self):
-        return self.buf[:, :self.size]
-
-    def reserve(self, w):
-        """The view where the next w columns go (the buffer grown if needed)."""
-        if self.size + w > self.buf.shape[1]:
-            new = np.empty((self.dim, max(2 * self.buf.shape[1], self.size + w)),
-                           dtype=self.buf.dtype, order="F")
-            new[:, :self.size] = self.Q
-            self.buf = new
-            self.touched = self.size
-        view = self.buf[:, self.size:self.size + w]
-        if self.size + w > self.touched:  # fresh memory: fault it in here
-            fault_in(self.buf[:, self.touched:self.size + w])
-            self.touched = self.size + w
-        return view
-
-    @one_blas_thread
-    def extend(self, W, gen, local=None):
-        """Orthonormalize the new block W against the basis and append it.
-
-        Returns ``(C, R)`` with ``W = Q_old C + Q_new R`` (up to rounding and
-        to directions below the noise, dropped), C of shape (old, b) and R
-        (new, b), both float64.  ``Q_new`` has ``min(b, dim - old)`` columns:
-        directions W lacks (rank-deficient W) are filled with fresh Gaussian
-        ones, orthogonal to everything before.  W may be the view
-        :meth:`reserve` gave (then no copy is made) or any dim x b array.
-
-        ``local = (block, X)``: W's coefficients X on the basis columns
-        ``block``, known from the recurrence (the Lanczos three-term step:
-        in exact arithmetic W has no other component along the basis), taken
-        out first.  Then block classical Gram-Schmidt against the whole
-        basis, once, and a second time when it removed more than half of a
-        column (Kahan and Parlett's "twice is enough": a column that kept
-        half its norm is orthogonal to working precision); always twice
-        without ``local``.  Column norms come from the Gram matrix ``W^T W``
-        that the Cholesky QR needs anyway."""
-        gemm, syrk, _ = self.blas
-        dtype = self.buf.dtype
-        eps = float(np.finfo(dtype).eps)
-        j, b = self.size, W.shape[1]
-        Y = self.reserve(b)  # after reserve: the buffer may have moved
-        B = self.Q
-        if not (isinstance(W, np.ndarray) and W.ctypes.data == Y.ctypes.data
-                and W.strides == Y.strides):
-            Y[...] = W
-        with np.errstate(over="ignore", invalid="ignore"):
-            scale = float(np.linalg.norm(Y))
-            C = np.zeros((j, b))
-            G = None  # Y^T Y of the current Y
-            if j:
-                if local is not None:
-                    block, X = local
-                    gemm(-1.0, B[:, block], X, beta=1.0, c=Y, overwrite_c=1)
-                    C[block] += X
-                G = _gram(syrk, Y)
-                before2 = np.diag(G).copy()
-                chunked = j * b >= _CHUNKED_MIN  # by size alone: the same for any thread count
-                for round_ in range(2):  # block classical Gram-Schmidt, once or twice
-                    if chunked:
-                        D = tall_tmul(B, Y)
-                        _sub_mul(Y, B, D)
-                    else:
-                        D = gemm(1.0, B, Y, trans_a=1)
-                        gemm(-1.0, B, D, beta=1.0, c=Y, overwrite_c=1)
-                    C += D
-                    G = _gram(syrk, Y)
-                    if round_ == 0 and local is not None and \
-                            np.all(np.diag(G) >= 0.25 * before2):
-                        break
-                scale_now = math.sqrt(max(float(np.sum(before2)), 0.0))
-            else:
-                scale_now = scale
-        width = min(b, self.dim - j)
-        if width == 0:
-            return C, np.zeros((0, b))
-        F = _block_cholesky_qr2(Y, eps, G, self.blas)
-        if F is not None and F[1]:  # well conditioned: Y is Q, every direction kept
-            R = F[0]
-            d = sla.svdvals(R, check_finite=False)
-            keep = width = b
-            Q = Y
-        else:
-            # rank-revealing QR as Y = Q1 R1 (Householder) and a pivoted QR
-            # of the small R1 F = Q2 R2 P^T: W P = (Q1 Q2) R2 (dgeqp3 on all of
-            # W is BLAS 2, several times slower on a tall block); F is the
-            # factor a Cholesky round already took out of Y (W = Y F)
-            Q1, R1 = sla.qr(Y, mode="economic", check_finite=False)
-            if F is not None:
-                R1 = R1 @ F[0].astype(R1.dtype)
-            Q2, R, piv = sla.qr(R1, pivoting=True, check_finite=False)
-            d = np.abs(np.diag(R))
-            # below eps**0.7 of the block the direction is rounding noise;
-            # above it the Q column's leftover along B (about eps scale / d)
-            # is at most eps**0.3, which one more projection removes
-            keep = min(int(np.count_nonzero(d > eps ** 0.7 * scale)), width)
-            Q = Q1 @ Q2[:, :keep]
-            R = R[:keep][:, np.argsort(piv)]
-        R = R.astype(np.float64)
-        if keep and j and d[:keep].min() < 1e-3 * scale_now:
-            D = B.T @ Q
-            Q = Q - B @ D
-            Q, R2 = sla.qr(Q, mode="economic", check_finite=False)
-            C += D.astype(np.float64) @ R
-            R = R2.astype(np.float64) @ R
-        if keep < width:
-            G = gen.standard_normal((self.dim, width - keep)).astype(dtype)
-            for _ in range(2):
-                for P in (B, Q):
-                    if P.shape[1]:
-                        G -= P @ (P.T @ G)
-            G, _ = sla.qr(G, mode="economic", check_finite=False)
-            Q = np.hstack([Q, G])
-            R = np.vstack([R, np.zeros((width - keep, b))])
-        if Q is not Y:
-            Y[:, :width] = Q
-        self.size += width
-        return C, R
-
-
-def _gram(syrk, Y):
-    """``Y^T Y`` (both triangles) by one BLAS syrk."""
-    G = syrk(1.0, Y, trans=1)
-    return np.triu(G) + np.triu(G, 1).T
-
-
-def _block_cholesky_qr2(Y, eps, G, blas):
-    """CholeskyQR2 of Y in place (Fukaya, Nakatsukasa et al. 2014: two
-    rounds of ``R_i = chol(Y^T Y)``, ``Y <- Y R_i^-1``, BLAS 3 only),
-    orthonormal to working precision when ``cond(Y) < eps^-1/2``.
-
-    Returns ``(F, done)``: ``W = Y F`` for the W that came in, and whether Y
-    is now orthonormal; None when W is not that well conditioned (Y
-    untouched; the caller's Householder QR then reveals its rank).  After a
-    first round whose second fails (not seen, but possible in principle),
-    ``(R_1, False)``.  G is ``Y^T Y`` when the caller has it.  ``Y R^-1``
-    multiplies by the inverse of the small triangle in place (BLAS trmm;
-    its rounding, eps cond(R), is what the second round is for).
-
-    Not :func:`cholesky_qr`, which serves the sketches' bases: this one
-    works on a block of any float dtype in the basis's own memory, takes the
-    Gram matrix the Gram-Schmidt step already formed, and hands a block it
-    cannot orthonormalize to a rank-revealing QR rather than an SVD."""
-    _, syrk, trmm = blas
-    m, b = Y.shape
-    if m < b:
-        return None
-    factors: list[Any] = []
-    for round_ in range(2):
-        with np.errstate(over="ignore", invalid="ignore"):
-            if G is None or round_:
-                G = _gram(syrk, Y)
-            ok = bool(np.isfinite(G).all())
-        R = None
-        if ok:
-            try:
-                R = sla.cholesky(G, lower=False, check_finite=False)
-            except np.linalg.LinAlgError:
-                R = None
-        if R is None:
-            return (factors[0], False) if factors else None
-        s = sla.svdvals(R, check_finite=False) if not factors else None
-        if s is not None and not s[-1] > 10 * math.sqrt(eps) * s[0]:
-            return None
-        factors.append(R)
-        Rinv = sla.solve_triangular(R, np.eye(b, dtype=R.dtype), check_finite=False)
-        trmm(1.0, Rinv, Y, side=1, lower=0, overwrite_b=1)
-        if s is not None and s[0] < _ONE_ROUND_COND * s[-1]:
-            # one round leaves Q orthonormal to about eps cond(W)^2: enough
-            return R, True
-    return factors[1] @ factors[0], True
-

@@ -26,7 +26,7 @@ What a map offers (pylops' ``LinearOperator`` vocabulary):
 How the products run (and why their sums do not depend on the thread
 count): a dense A by BLAS in fixed chunks of rows on all threads, one BLAS
 thread each, summed in chunk order; a CSR A by the compiled row loops of
-``sketchlab._products`` (``A^T Y`` through the CSR of ``A^T``, a counting
+``sketchlab._engine.products`` (``A^T Y`` through the CSR of ``A^T``, a counting
 sort built on the first use); a kernel oracle by stored tiles of its lower
 block triangle where they fit a memory budget, recomputed row blocks where
 not; a LinearOperator by its own ``matmat`` / ``rmatmat``, whose outputs
@@ -35,6 +35,7 @@ are checked (shape, finite values).
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 from typing import TYPE_CHECKING, Any
 
@@ -42,8 +43,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._config import serial_blas
-from ._linalg import map_on_threads, squared_frobenius, tall_mul, tall_tmul
-from ._products import Products, csr_times_dense, csr_transpose
+from ._engine.products import CSRNormal, csr_times_dense, csr_transpose
+from ._engine.reductions import squared_frobenius
+from ._engine.threads import map_on_threads, tall_mul, tall_tmul
 from ._validation import as_matrix, result_dtype
 
 if TYPE_CHECKING:
@@ -84,6 +86,10 @@ class LinearMap:
     symmetric = False
     psd: bool | None = None
     entries: Any = None  # the matrix itself, where the map holds one (dense, sparse)
+    # the products run with one BLAS thread (their large ones in fixed chunks on
+    # all threads): False where a map's products are compute-bound BLAS calls
+    # on the caller's threads (a kernel whose blocks are recomputed)
+    blas_serial = True
 
     def __init__(self, shape: tuple[int, int], dtype: Any):
         self.shape = (int(shape[0]), int(shape[1]))
@@ -108,7 +114,8 @@ class LinearMap:
         vector = np.ndim(Z) == 1
         Z = self._block(Z, self.shape[1])
         self.matvecs += 2 * Z.shape[1]
-        out = self._normal(Z)
+        with serial_blas() if self.blas_serial else contextlib.nullcontext():
+            out = self._normal(Z)
         return out[:, 0] if vector else out
 
     def _product(self, X, out, rows_in, rows_out, run):
@@ -117,7 +124,8 @@ class LinearMap:
         if out is not None and (out.shape != (rows_out, X.shape[1]) or out.dtype != self.dtype):
             out = None  # not a block this map writes into: a fresh array
         self.matvecs += X.shape[1]
-        Y = run(X, out)  # into out where the map can write there
+        with serial_blas() if self.blas_serial else contextlib.nullcontext():
+            Y = run(X, out)  # into out where the map can write there
         if out is not None and Y is not out:
             out[...] = Y
             Y = out
@@ -246,17 +254,13 @@ class _DenseMap(LinearMap):
 
     def _matmat(self, X, out):
         A = self.entries
-        with serial_blas():
-            Y = A @ X if A.shape[0] <= _DENSE_ROWS_PER_CHUNK else \
-                tall_mul(A, X, _DENSE_ROWS_PER_CHUNK)
-        return Y
+        return A @ X if A.shape[0] <= _DENSE_ROWS_PER_CHUNK else \
+            tall_mul(A, X, _DENSE_ROWS_PER_CHUNK)
 
     def _rmatmat(self, Y, out):
         A = self.entries
-        with serial_blas():
-            Z = A.T @ Y if A.shape[0] <= _DENSE_ROWS_PER_CHUNK else \
-                tall_tmul(A, Y, _DENSE_ROWS_PER_CHUNK)
-        return Z
+        return A.T @ Y if A.shape[0] <= _DENSE_ROWS_PER_CHUNK else \
+            tall_tmul(A, Y, _DENSE_ROWS_PER_CHUNK)
 
     def frobenius2(self):
         return squared_frobenius(self.entries)
@@ -295,8 +299,8 @@ class _SparseMap(LinearMap):
 
     def _normal(self, Z):
         if self._one_pass is None:
-            self._one_pass = Products(self.rows())
-        return self._one_pass.normal(np.ascontiguousarray(Z))
+            self._one_pass = CSRNormal(self.rows())
+        return self._one_pass(np.ascontiguousarray(Z))
 
     def frobenius2(self):
         return squared_frobenius(self.entries)
@@ -378,6 +382,8 @@ class _KernelMap(LinearMap):
             self.cached = int(min(n, cache_bytes // (8 * n)))
             self.rows = np.asarray(K[:self.cached, :], dtype=np.float64) if self.cached else None
         self.recomputes = self.cached < n
+        # recomputed kernel blocks are compute-bound: BLAS on the caller's threads
+        self.blas_serial = not self.recomputes
 
     def _tile(self, r0, r1):
         T = np.asarray(self.oracle[r0:r1, :r1], dtype=np.float64)
@@ -394,8 +400,7 @@ class _KernelMap(LinearMap):
 
         # the largest tiles first: the pool's threads share the work evenly
         order = list(range(len(self.spans)))[::-1]
-        with serial_blas():
-            parts = dict(zip(order, map_on_threads(run, order)))
+        parts = dict(zip(order, map_on_threads(run, order)))
         out = np.empty_like(V)
         for b, (r0, r1) in enumerate(self.spans):
             out[r0:r1] = parts[b][0]
@@ -483,6 +488,25 @@ def _check_cache(cache_bytes):
     return float(cache_bytes)
 
 
+# the dask front's builder of a dask array's map (``sketchlab.dask.chunk_map``),
+# registered by the front when it is imported: this layer does not import it
+_DASK_MAP: list[Any] = []
+
+
+def register_dask_map(build: Any) -> None:
+    """Set the builder of a dask array's map: ``build(A, scheduler)``."""
+    _DASK_MAP[:] = [build]
+
+
+def _dask_map(A, scheduler):
+    """The map of a dask array, by the dask front (imported by name on first use)."""
+    if not _DASK_MAP:
+        import importlib
+
+        importlib.import_module("sketchlab.dask")  # it registers its builder
+    return _DASK_MAP[0](A, scheduler)
+
+
 def from_checked(A: Any) -> LinearMap:
     """The map of a dense or sparse matrix that ``_validation.as_matrix``
     returned (no second check: the explicit form of "checked once")."""
@@ -519,7 +543,5 @@ def as_linear_map(A: Any, name: str = "A", *, cache_bytes: float | None = None,
     if is_kernel_oracle(A):
         return _KernelMap(A, _check_cache(cache_bytes))
     if _is_dask(A):
-        from .dask import chunk_map  # up the layers: only for a dask array
-
-        return chunk_map(A, scheduler)
+        return _dask_map(A, scheduler)
     return from_checked(as_matrix(A, name))

@@ -42,11 +42,13 @@ import scipy.sparse as sp
 
 from ._cg import ConjugateGradients
 from ._config import serial_blas
-from ._linalg import largest_magnitude, qr_r, svd
-from ._operators import SketchOperator, apply_validated
+from ._engine.reductions import largest_magnitude
+from ._linalg import numerical_rank, qr_r, svd
+from ._operators import SketchOperator
 from ._linear_map import as_linear_map
 from ._results import result_type, warn_unconverged
 from ._validation import (
+    Checked,
     as_matrix,
     check_choice,
     check_int,
@@ -66,9 +68,8 @@ __all__ = ["lstsq", "lstsq_by_passes", "sketch_preconditioner", "LstsqResult",
 METHODS = ("fossils", "spir", "blendenpik", "sketch-and-solve")
 
 # Epperly, Meier and Nakatsukasa's defaults: a sparse sign embedding with 8
-# nonzeros per column and d = 12 n rows ...
+# nonzeros per column (OSNAP.embedding_params) and d = 12 n rows ...
 _SKETCH_FACTOR = 12
-_NNZ_PER_COL = 8
 # ... but a sketch of at most a quarter of A's stored entries, down to
 # d = 4 n (Blendenpik's ratio), so that it never outweighs A: a CSR A of
 # 1e6 x 1000 with 1e7 nonzeros (118 MiB) would get a 96 MiB sketch at 12 n
@@ -304,7 +305,7 @@ def default_sketch_size(entries, n):
 
 def _check_sketch(sketch, sketch_size, m, n, A_entries):
     """(kind name or operator, sketch size)."""
-    from ._registry import SKETCH_KINDS
+    from ._registry import kinds_with
 
     if isinstance(sketch, SketchOperator):
         if sketch.input_dim != m:
@@ -317,7 +318,8 @@ def _check_sketch(sketch, sketch_size, m, n, A_entries):
     else:
         if sketch is None:
             sketch = "osnap"
-        check_choice(sketch, "sketch", [k for k in SKETCH_KINDS if k != "leverage"])
+        # the kinds built from sizes alone (a sampler on scores needs A's scores)
+        check_choice(sketch, "sketch", kinds_with(gmr=True, needs_scores=False))
         size = default_sketch_size(A_entries, n) if sketch_size is None else sketch_size
     size = check_int(size, "sketch_size", n, 2**30)
     return sketch, size
@@ -339,12 +341,14 @@ def _col_norms(X):
 
 
 def _make_operator(sketch, size, m, seed):
-    from ._registry import make_sketch
+    """The operator, or one of the kind as a subspace embedding (OSNAP: 8
+    nonzeros per column; the class says: ``embedding_params``)."""
+    from ._registry import make_sketch, operator_class
 
     if isinstance(sketch, SketchOperator):
         return sketch
-    params = {"nnz_per_col": min(_NNZ_PER_COL, size)} if sketch == "osnap" else {}
-    return make_sketch(sketch, size, m, rng=seed, **params)
+    return make_sketch(sketch, size, m, rng=seed,
+                       **operator_class(sketch).embedding_params(size))
 
 
 def _sketch(problem, S, with_rhs=True):
@@ -377,7 +381,7 @@ def _sketch_rows(problem, S, with_rhs=True):
             else:
                 block = np.hstack([block, B[r0:r1]])
         # rows of the checked A and b: no second check
-        apply_validated(S, block, 0, offset=r0, out=SAB[:, :block.shape[1]], accumulate=True)
+        S.apply(Checked(block), 0, offset=r0, out=SAB[:, :block.shape[1]], accumulate=True)
     return SAB
 
 
@@ -404,8 +408,8 @@ def _factor(problem, SAB, d, with_rhs=True):
         R = np.vstack([R, np.zeros((n + k - R.shape[0], n + k), dtype=dtype)])
     Ur, s, Vt = svd(R[:n, :n])
     eps = np.finfo(dtype).eps
-    # rank: singular values above eps s_max (scipy.linalg.lstsq's default cutoff)
-    rank = int(np.count_nonzero(s > eps * s[0])) if s[0] > 0 else 0
+    # rank: the one rank rule, with scipy.linalg.lstsq's cutoff (eps s_max)
+    rank = numerical_rank(s, eps)
     if rank == 0:
         raise ValueError("A is zero (its sketch has no nonzero singular value)")
     reg = 0.0
@@ -582,14 +586,12 @@ def _operators(problem, sk):
 
     def ap_mat(Y):
         X = p_mat(Y.reshape(r, -1))
-        with serial_blas():
-            AX = ops.matmat(X)
+        AX = ops.matmat(X)  # the map's products hold one BLAS thread themselves
         return np.vstack([AX, damp * X]) if damp else AX
 
     def ap_rmat(U):
         U = U.reshape(U.shape[0], -1)
-        with serial_blas():
-            G = ops.rmatmat(U[:m])
+        G = ops.rmatmat(U[:m])
         if damp:
             G = G + damp * U[m:]
         return pt_mat(G)

@@ -64,9 +64,12 @@ class SketchKind:
     gmr: bool = True
 
 
-def _osnap_gaussian(size, dim, rng):
-    inner_size = min(dim, _INNER_FACTOR * size)
-    inner = OSNAP(inner_size, dim, nnz_per_col=min(4, inner_size), rng=rng)
+def _osnap_gaussian(size, dim, rng, inner_size=None, nnz_per_col=4):
+    """Gaussian(size, s0) after OSNAP(s0, dim) with ``nnz_per_col`` nonzeros
+    per column (1: a CountSketch); s0 = ``inner_size``, default 4 size
+    (capped at dim).  The inner operator's seed is drawn first."""
+    inner_size = min(dim, _INNER_FACTOR * size) if inner_size is None else inner_size
+    inner = OSNAP(inner_size, dim, nnz_per_col=min(nnz_per_col, inner_size), rng=rng)
     return compose(GaussianSketch(size, inner_size, rng=rng), inner)
 
 

@@ -54,7 +54,8 @@ import scipy.sparse as sp
 
 from ._cg import ConjugateGradients
 from ._config import serial_blas
-from ._linalg import eigvalsh, gram_t, largest_magnitude, nystrom_eigh, spd_solver
+from ._engine.reductions import largest_magnitude
+from ._linalg import eigvalsh, gram_t, nystrom_eigh, spd_solver
 from ._linear_map import CenteredMap, LinearMap, as_linear_map
 from ._results import result_type, warn_unconverged
 from ._validation import as_generator, as_matrix, check_choice, check_int, check_tol

@@ -25,7 +25,8 @@ import math
 
 import numpy as np
 
-from ._linalg import cholesky, fault_in, gemm_add, lower_inverse, product, trmm_right
+from ._engine.threads import fault_in
+from ._linalg import cholesky, gemm_add, lower_inverse, product, trmm_right
 
 # Candidates drawn per block (fewer when fewer pivots are missing).
 BLOCK_SIZE = 100

@@ -43,10 +43,11 @@ import math
 import numpy as np
 
 from ._linalg import eigh, eigvalsh, lstsq, pinvh, pivoted_qr_order, product
-from ._linalg import square_safe_exponent
-from ._operators import CountSketch, GaussianSketch, compose
+from ._linalg import numerical_rank, square_safe_exponent
+from ._operators import GaussianSketch
+from ._registry import make_sketch
 from ._rpcholesky import block_rpcholesky
-from ._validation import trusted
+from ._validation import Checked
 
 __all__ = ["CUR_SELECTIONS", "LANDMARKS", "select", "select_landmarks", "selection_sketches",
            "select_from_sketches", "weighted_without_replacement"]
@@ -82,6 +83,10 @@ def weighted_without_replacement(weights, c, gen):
 # pivoted QR; each a Gaussian after a CountSketch of twice as many rows
 _SKETCH_FACTOR = 4
 _INNER_FACTOR = 2
+# singular values of a sketch below this fraction of the largest are not
+# resolved by the eigenvalues of its Gram matrix (their squares are within
+# 1e-24 of the largest): the rank rule's tolerance for those vectors
+_GRAM_RTOL = 1e-12
 
 
 def selection_sketches(A_shape, c, r, k, method, gen):
@@ -102,10 +107,13 @@ def selection_sketches(A_shape, c, r, k, method, gen):
 
 
 def _sketch_operator(size, dim, gen):
+    """Gaussian after a CountSketch of twice as many rows: the registry's
+    "osnap-gaussian" with one nonzero per column; a Gaussian alone when the
+    inner sketch would not be smaller than the input."""
     inner = min(dim, _INNER_FACTOR * size)
     if inner == size:
         return GaussianSketch(size, dim, rng=gen)
-    return compose(GaussianSketch(size, inner, rng=gen), CountSketch(inner, dim, rng=gen))
+    return make_sketch("osnap-gaussian", size, dim, rng=gen, inner_size=inner, nnz_per_col=1)
 
 
 def _top_singular_vectors(B, count, side):
@@ -124,8 +132,9 @@ def _top_singular_vectors(B, count, side):
     w, V = eigh(product(Bt.T, Bt))
     order = np.argsort(w)[::-1]
     w, V = np.maximum(w[order], 0.0), V[:, order]
-    count = min(count, int(np.count_nonzero(w > 1e-24 * max(w[0], 1e-300))))
-    sigma = np.sqrt(w[:count])
+    sigma = np.sqrt(w)
+    count = min(count, numerical_rank(sigma, _GRAM_RTOL))
+    sigma = sigma[:count]
     vectors = product(Bt, V[:, :count]) / np.where(sigma > 0, sigma, 1.0)
     return vectors, sigma
 
@@ -191,9 +200,9 @@ def select(A, c, r, method, k, gen):
         return (weighted_without_replacement(col_scores, c, gen),
                 weighted_without_replacement(row_scores, r, gen))
     sketches = selection_sketches(A.shape, c, r, k, method, gen)
-    with trusted(A):  # validated by the caller; in memory, no running state needed
-        arrays = {"row-space": sketches["row-space"][0].apply(A, axis=0),
-                  "column-space": sketches["column-space"][1].apply(A, axis=1)}
+    A = Checked(A)  # validated by the caller; in memory, no running state needed
+    arrays = {"row-space": sketches["row-space"][0].apply(A, axis=0),
+              "column-space": sketches["column-space"][1].apply(A, axis=1)}
     return select_from_sketches(arrays, c, r, k, method, gen)
 
 

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
-from ._linalg import frobenius_parts
-from ._operators import SketchOperator, apply_validated, sketch_both_validated
-from ._validation import as_matrix, check_int, result_dtype
+from ._engine.reductions import frobenius_parts
+from ._operators import SketchOperator, sketch_both
+from ._validation import Checked, as_matrix, check_int, result_dtype
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike, NDArray
@@ -38,13 +38,13 @@ def _sketch_into(left, right, block, offsets, out, accumulate):
     sketch ``L A R^T`` with operators ``(left, right)`` (one may be None)."""
     i0, j0 = offsets
     # the block was checked once, by SketchState._check_block: no O(nnz) pass per sketch
+    block = Checked(block)
     if left is None:
-        apply_validated(right, block, axis=1, offset=j0, out=out, accumulate=accumulate)
+        right.apply(block, axis=1, offset=j0, out=out, accumulate=accumulate)
     elif right is None:
-        apply_validated(left, block, axis=0, offset=i0, out=out, accumulate=accumulate)
+        left.apply(block, axis=0, offset=i0, out=out, accumulate=accumulate)
     else:
-        sketch_both_validated(left, block, right, offsets=offsets, out=out,
-                              accumulate=accumulate)
+        sketch_both(left, block, right, offsets=offsets, out=out, accumulate=accumulate)
 
 
 class SketchState:

@@ -30,10 +30,10 @@ from ._errors import kernel_estimate
 from ._gmr import solve_sketched
 from ._kernel_matrices import as_kernel
 from ._leverage import sampling_scores
+from ._engine.reductions import frobenius_parts
 from ._linalg import (
     exact_core,
     factored_eigh,
-    frobenius_parts,
     nystrom_core,
     orthonormal,
     product,

@@ -42,6 +42,7 @@ from ._registry import SVD_SKETCHES, make_sketch
 from ._results import SVDResult
 from ._sketch_state import SketchState
 from ._validation import (
+    Checked,
     as_generator,
     as_matrix,
     check_axis,
@@ -51,7 +52,6 @@ from ._validation import (
     check_sketchable,
     check_tol,
     result_dtype,
-    trusted,
 )
 
 if TYPE_CHECKING:
@@ -343,8 +343,7 @@ def run_pass(source, sketches):
     for X, offsets in source:
         if state is None:
             state = SketchState(source.shape, sketches, dtype=result_dtype(X.dtype))
-        with trusted(X):  # validated by the source
-            state.update(X, offsets)
+        state.update(Checked(X), offsets)  # validated by the source
         del X
     return state
 

@@ -6,15 +6,15 @@ runs before any kernel does.
 
 from __future__ import annotations
 
-import contextvars
 import numbers
 import operator
-from collections.abc import Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
+
+from ._config import sparse as sp  # scipy.sparse, imported on first use
+from ._engine.checks import entries_outside_or_nonfinite, nonfinite_count, pointers_valid
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -127,12 +127,7 @@ def all_finite(A: Matrix) -> bool:
     data = A.data if sp.issparse(A) else A
     if data.size == 0 or data.dtype.kind in "biu":
         return True
-    from ._jit import threads_for
-    from ._jit.reductions import count_nonfinite
-
-    flat = data.ravel(order="K")
-    with threads_for(flat.shape[0]):
-        return count_nonfinite(flat) == 0
+    return nonfinite_count(data.ravel(order="K")) == 0
 
 
 def check_finite(A: Matrix, name: str) -> None:
@@ -161,8 +156,6 @@ def _check_pointers(indptr, indices, data_len, nvec, ncols, name, fmt, shape,
     non-decreasing, within ``indices``; with ``check_indices``, ``indices`` in
     [0, ncols) (a caller that also reads the values checks both in one pass).
     Returns the number of stored entries (``indptr[-1]``)."""
-    from ._jit.reductions import pointers_valid
-
     if indptr.shape[0] != nvec + 1:
         raise ValueError(
             f"{name}.indptr must have length {nvec + 1} for a {fmt.upper()} matrix of shape "
@@ -189,49 +182,14 @@ def _check_pointers(indptr, indices, data_len, nvec, ncols, name, fmt, shape,
     return nnz
 
 
-# the exponent field of the float types (mask, lowest bit), and the unsigned
-# integer type their bits are read as by the fused entry check
-_EXPONENT = {
-    np.dtype(np.float64): (np.uint64, np.uint64(0x7FF0000000000000), np.uint64(1 << 52)),
-    np.dtype(np.float32): (np.uint32, np.uint32(0x7F800000), np.uint32(1 << 23)),
-}
-
-
 def _check_entries(indices, data, ncols, name):
     """Indices in [0, ncols) and, when ``data`` is given (float32 or
-    float64), finite values: ONE compiled pass over both arrays, parallel
-    over chunks, of integer min/max/OR reductions only (see
-    ``_jit.reductions.entry_bounds`` and ``entry_top``), at the speed of
-    reading them."""
-    from ._jit import threads_for
-    from ._jit.reductions import CHUNK, entry_bounds, entry_top
-
-    n = indices.shape[0]
-    if n == 0:
-        return
-    nchunks = (n + CHUNK - 1) // CHUNK
-    finite = data is not None
-    if finite:
-        utype, exponent, one = _EXPONENT[data.dtype]
-        bits = data.view(utype)
-        seen = np.empty(nchunks, dtype=utype)
-    else:
-        exponent, one = np.uint64(0), np.uint64(0)
-        bits = seen = np.zeros(1, dtype=np.uint64)
-    if indices.dtype.itemsize == 8:  # the unsigned maximum: a negative index is huge
-        top = np.empty(nchunks, dtype=np.uint64)
-        with threads_for(n):
-            entry_top(indices, bits, exponent, one, finite, top, seen)
-        outside = int(top.max()) >= ncols
-    else:
-        low = np.empty(nchunks, dtype=indices.dtype)
-        high = np.empty(nchunks, dtype=indices.dtype)
-        with threads_for(n):
-            entry_bounds(indices, bits, exponent, one, finite, low, high, seen)
-        outside = low.min() < 0 or high.max() >= ncols
+    float64), finite values: one compiled pass over both arrays
+    (:func:`sketchlab._engine.checks.entries_outside_or_nonfinite`)."""
+    outside, nonfinite = entries_outside_or_nonfinite(indices, data, ncols)
     if outside:
         raise ValueError(f"{name} has sparse indices outside [0, {ncols})")
-    if finite and int(np.bitwise_or.reduce(seen)) >> (8 * seen.itemsize - 1):
+    if nonfinite:
         raise ValueError(f"{name} must not contain NaN or Inf")
 
 
@@ -324,32 +282,36 @@ def check_sparse_structure(A: Any, name: str) -> Any:
     return A
 
 
-# Arrays already validated by as_matrix in the current call, so that an
-# algorithm that checked its input once can hand it to several operators
-# without a second O(nnz) pass (see :func:`trusted`).
-_TRUSTED: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar(
-    "sketchlab_trusted", default=())
+class Checked:
+    """A matrix that :func:`as_matrix` returned, handed on explicitly: the one
+    way to skip a check.  ``as_matrix(Checked(A))`` is ``A`` itself, without
+    a second O(nnz) pass (index range, finite values): an algorithm that
+    checked its input once at its entry wraps it (or a block, a row slice,
+    a product of checked arrays) where it passes it on to an operator, a
+    state or another function.  Private: a user cannot skip a check (scipy's
+    and scikit-learn's public ``check_finite`` flags aside, which skip the
+    finiteness check only)."""
 
+    __slots__ = ("matrix",)
+    matrix: Any
 
-@contextmanager
-def trusted(*arrays: Matrix) -> Iterator[None]:
-    """Within this context, :func:`as_matrix` skips the O(nnz) checks (index
-    range, finite values) of exactly these objects.
+    def __init__(self, matrix: Any):
+        self.matrix = matrix.matrix if isinstance(matrix, Checked) else matrix
 
-    For algorithms that validated an input with :func:`as_matrix` and then
-    pass the same object to several operators.  Only the identical objects
-    are trusted (a slice or copy is checked again), and only for the duration
-    of the call, during which the caller holds them unchanged.
-    """
-    token = _TRUSTED.set(_TRUSTED.get() + arrays)
-    try:
-        yield
-    finally:
-        _TRUSTED.reset(token)
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.matrix.shape)
 
+    @property
+    def dtype(self) -> np.dtype:
+        return self.matrix.dtype
 
-def _is_trusted(A: Matrix) -> bool:
-    return any(A is t for t in _TRUSTED.get())
+    @property
+    def ndim(self) -> int:
+        return int(self.matrix.ndim)
+
+    def __repr__(self) -> str:
+        return f"Checked({type(self.matrix).__name__} {self.shape})"
 
 
 def check_shape(shape: Any, name: str = "shape") -> tuple[int, int]:
@@ -412,6 +374,14 @@ def check_out(out: Any, shape: tuple[int, ...], dtype: DTypeLike, name: str = "o
     return out
 
 
+def _only_products(A: Any) -> bool:
+    """Whether A is an operator known by its products only (a scipy
+    LinearOperator, a kernel oracle, a linear map), which numpy would turn
+    into an array of one Python object."""
+    return (hasattr(A, "shape") and not hasattr(A, "__array__")
+            and any(hasattr(A, attr) for attr in ("matvec", "matmat", "rows_into")))
+
+
 def as_matrix(A: MatrixLike, name: str, *, allow_1d: bool = False, sparse: bool = True,
               finite: bool = True, copy: bool = False) -> Any:
     """Validate a matrix argument and bring it to a canonical form.
@@ -423,13 +393,13 @@ def as_matrix(A: MatrixLike, name: str, *, allow_1d: bool = False, sparse: bool 
     ``finite`` rejects NaN and Inf; the index arrays of a sparse matrix are
     always checked (a corrupt one would make a kernel read out of bounds).
     """
+    if isinstance(A, Checked):  # checked earlier in this call, handed on explicitly
+        return A.matrix
     if sp.issparse(A):
         if not sparse:
             raise TypeError(f"{name} must be a dense array, got a scipy.sparse {A.format} matrix")
         if A.ndim != 2:
             raise ValueError(f"{name} must be 2-D, got {A.ndim}-D")
-        if _is_trusted(A):
-            return A
         if A.format not in ("csr", "csc"):
             check_sparse_structure(A, name)  # before scipy converts through its indices
             A = A.tocsr()
@@ -450,6 +420,11 @@ def as_matrix(A: MatrixLike, name: str, *, allow_1d: bool = False, sparse: bool 
             raise TypeError(
                 f"{name} is a dask array; use sketchlab.dask for out-of-core input"
             )
+        if _only_products(A):
+            raise TypeError(
+                f"{name} must be a dense array or a scipy.sparse matrix: this function needs "
+                f"its entries, got a {type(A).__name__}, which gives only products (the "
+                "functions that need only products, such as krylov_svd, take one)")
         if isinstance(A, tuple) and hasattr(A, "_extras"):  # a result of sketchlab's
             fields = ", ".join(f".{field}" for field in getattr(A, "_fields", ()))
             raise TypeError(f"{name} must be a matrix, got a {type(A).__name__} (take its "
@@ -469,7 +444,7 @@ def as_matrix(A: MatrixLike, name: str, *, allow_1d: bool = False, sparse: bool 
         elif copy:
             arr = arr.copy(order="K")
         A = arr
-    if finite and not _is_trusted(A):
+    if finite:
         check_finite(A, name)
     return A
 

@@ -58,7 +58,7 @@ except ImportError as exc:  # pragma: no cover - dask is an optional extra
 
 from . import _cur, _krylov, _lstsq, _ridge, _svd
 from ._config import serial_blas
-from ._linear_map import LinearMap, as_linear_map
+from ._linear_map import LinearMap, as_linear_map, register_dask_map
 from ._dask_pass import Pass, as_block, bounds, check_array, check_operator, ops_chunk, state_chunk
 from ._operators import SketchOperator
 from ._operators import sketch_both as _sketch_both
@@ -449,6 +449,9 @@ class ChunkMap(LinearMap):
 def chunk_map(A: da.Array, scheduler: Any = None) -> ChunkMap:
     """The :class:`ChunkMap` of a dask array (its dtype and chunks checked)."""
     return ChunkMap(A, check_array(A), scheduler)
+
+
+register_dask_map(chunk_map)  # as_linear_map of a dask array
 
 
 def _krylov_passes(*, A, k, tol, passes, block_size, rng, estimate_error, scheduler):

@@ -48,3 +48,27 @@ def make(kind, s, d, seed):
     if REGISTRY[base].needs_scores:
         params["scores"] = scores(d, seed)
     return make_sketch(base, s, d, rng=seed, **params)
+
+
+LSTSQ = kinds_with(gmr=True, needs_scores=False)
+"""The kinds ``lstsq(sketch=...)`` takes (built from sizes alone)."""
+
+
+def gmr_pair(kind, s_c, s_r, C, R, seed):
+    """``(S_C, S_R)`` of a kind for the GMR problem with factors C (m x c) and
+    R (r x n), drawn from one generator as fast_gmr draws them: the leverage
+    kind samples on the row leverage scores of C and the column scores of R;
+    "osnap-gaussian" has an inner OSNAP of twice the rows (small sketches)."""
+    from sketchlab._validation import as_generator
+
+    m, n = C.shape[0], R.shape[1]
+    g = as_generator(seed)
+    if REGISTRY[kind].needs_scores:
+        from sketchlab import LeverageScoreSampler
+
+        return (LeverageScoreSampler.from_matrix(C, s_c, axis=0, rng=g),
+                LeverageScoreSampler.from_matrix(R, s_r, axis=1, rng=g))
+    if kind == "osnap-gaussian":
+        return (make_sketch(kind, s_c, m, rng=g, inner_size=min(m, 2 * s_c)),
+                make_sketch(kind, s_r, n, rng=g, inner_size=min(n, 2 * s_r)))
+    return make_sketch(kind, s_c, m, rng=g), make_sketch(kind, s_r, n, rng=g)

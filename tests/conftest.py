@@ -12,7 +12,7 @@ import pytest
 from ._data import describe_dirs, find_file
 from ._switch import XSLOW_ENV
 
-# the test modules that drive the compiled loops (sketchlab/_jit) directly:
+# the test modules that drive the compiled loops (sketchlab/_engine/_jit) directly:
 # marked "kernels", the selection of the bounds-checked run
 # (NUMBA_BOUNDSCHECK=1 ... python -m pytest -m kernels; see README.md)
 KERNEL_MODULES = ("test_operators", "test_sketch_state", "test_hash", "test_gaussian_generator",

@@ -4,7 +4,7 @@ on the source, so that the two cannot drift apart.
 From the page: the layer table (a module imports only modules of lower
 layers, function-level imports included), the order of the modules inside
 ``_operators/``, the modules that may import the compiled loops
-(``sketchlab._jit``), the imports up the layers with their reasons, the
+(``sketchlab._engine._jit``), the imports up the layers with their reasons, the
 modules that call scipy.linalg and those that set the BLAS-thread policy
 (``serial_blas``) themselves rather than through ``_linalg``'s entry points.
 Also: no module imports another module's underscore names (``from ._x import
@@ -59,6 +59,10 @@ LAYERS = {name: int(row[0]) for row in _table(_section(TEXT, "## Layers"))
           for name in _names(row[1])}
 OPERATOR_ORDER = {name: int(row[0]) for row in _table(_section(TEXT, "### Inside `_operators/`"))
                   for name in _names(row[1])}
+ENGINE_ORDER = {name: int(row[0]) for row in _table(_section(TEXT, "### Inside `_engine/`"))
+                for name in _names(row[1])}
+# the packages whose modules import each other in the order of their table
+ORDERS = {"_operators": OPERATOR_ORDER, "_engine": ENGINE_ORDER}
 MAY_IMPORT_JIT = {_names(row[0])[0] for row in _table(_section(TEXT, "## Compiled code"))}
 UPWARD = {(_names(row[0])[0], _names(row[1])[0]): row[2]
           for row in _table(_section(TEXT, "## Imports up the layers"))}
@@ -78,13 +82,24 @@ def _modules():
 def _imports(path, top):
     """(imported top-level module, submodule inside a package or None,
     names, line) for every import of sketchlab modules in the file, and the
-    aliases under which sketchlab modules are bound."""
+    aliases under which sketchlab modules are bound; and the imports of the
+    compiled loops (``_engine._jit``) by their line."""
     tree = ast.parse(path.read_text())
-    inside_package = path.parent != PACKAGE  # _jit/, _operators/: one module of the rules
-    found, aliases = [], {}
+    inside_package = path.parent != PACKAGE  # _engine/, _operators/: one module of the rules
+    depth = len(path.relative_to(PACKAGE).parts) - 1  # 1 in a package, 2 in _engine/_jit/
+    found, aliases, jit = [], {}, []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level:
             parts = node.module.split(".") if node.module else []
+            # the absolute path of what is imported, inside the package
+            here = list(path.relative_to(PACKAGE).parts[:-1])
+            base = here[:len(here) - (node.level - 1)] if node.level - 1 <= len(here) else []
+            target = base + parts
+            names = [a.name for a in node.names]
+            if target[:2] == ["_engine", "_jit"] or (target == ["_engine"] and "_jit" in names):
+                jit.append(node.lineno)
+            if depth == 2 and node.level == 1:  # compiled code importing compiled code
+                continue
             if inside_package and node.level == 1:  # a sibling inside the package
                 sub = parts[0] if parts else None
                 if sub is None:  # from . import _engine
@@ -100,15 +115,18 @@ def _imports(path, top):
                     aliases[alias.asname or alias.name] = alias.name
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sketchlab"):
             parts = node.module.split(".")
+            if parts[1:3] == ["_engine", "_jit"]:
+                jit.append(node.lineno)
             if len(parts) > 1:
                 found.append((parts[1], None, [a.name for a in node.names], node.lineno))
-    return tree, found, aliases
+    return tree, found, aliases, jit
 
 
 def test_the_page_has_its_tables():
-    assert LAYERS["_operators"] < LAYERS["_registry"] and "_jit" in LAYERS
-    assert "_operators._engine" in MAY_IMPORT_JIT and "_operators" not in MAY_IMPORT_JIT
-    assert OPERATOR_ORDER["_engine"] < OPERATOR_ORDER["_compose"]
+    assert LAYERS["_operators"] < LAYERS["_registry"] and LAYERS["_engine"] == 1
+    assert MAY_IMPORT_JIT == {"_engine"}  # one row: the engine alone runs compiled code
+    assert OPERATOR_ORDER["_base"] < OPERATOR_ORDER["_compose"]
+    assert ENGINE_ORDER["_jit"] < ENGINE_ORDER["threads"] < ENGINE_ORDER["operators"]
     assert all(reason for reason in UPWARD.values())
 
 
@@ -118,26 +136,32 @@ def test_every_module_has_a_layer_and_every_layer_a_module():
         f"add these modules to the layer table of docs/architecture.md: {tops - set(LAYERS)}")
     assert not set(LAYERS) - tops, (
         f"the layer table names modules that do not exist: {set(LAYERS) - tops}")
-    inside = {dotted.split(".")[1] for top, dotted, _ in _modules()
-              if top == "_operators" and "." in dotted}
-    assert inside == set(OPERATOR_ORDER), (
-        f"the table of _operators/ and its files differ: {inside ^ set(OPERATOR_ORDER)}")
+    for package, order in ORDERS.items():
+        inside = {dotted.split(".")[1] for top, dotted, _ in _modules()
+                  if top == package and "." in dotted}
+        assert inside == set(order), (
+            f"the table of {package}/ and its files differ: {inside ^ set(order)}")
     for name in MAY_IMPORT_JIT:
-        assert (PACKAGE / (name.replace(".", "/") + ".py")).exists(), name
+        assert (PACKAGE / name).is_dir() or (PACKAGE / (name + ".py")).exists(), name
 
 
 @pytest.mark.parametrize("top, dotted, path", list(_modules()), ids=lambda x: str(x))
 def test_import_rules(top, dotted, path):
-    tree, found, aliases = _imports(path, top)
-    own = dotted.split(".")[1] if "." in dotted and top == "_operators" else None
+    tree, found, aliases, jit = _imports(path, top)
+    order = ORDERS.get(top)
+    own = dotted.split(".")[1] if "." in dotted and order is not None else None
+    if top not in MAY_IMPORT_JIT:
+        assert not jit, (
+            f"{path.relative_to(PACKAGE)}:{jit[0]}: {dotted} imports the compiled loops, which "
+            "docs/architecture.md allows only to " + ", ".join(sorted(MAY_IMPORT_JIT)))
     for module, sub, names, line in found:
         where = f"{path.relative_to(PACKAGE)}:{line}"
         if module == top:
-            if own is not None and sub is not None:  # inside _operators: its own order
-                assert sub in OPERATOR_ORDER, f"{where}: unknown module _operators.{sub}"
-                if own != "__init__" and (dotted, f"_operators.{sub}") not in UPWARD:
-                    assert OPERATOR_ORDER[sub] < OPERATOR_ORDER[own], (
-                        f"{where}: _operators.{own} imports _operators.{sub}, which comes "
+            if own is not None and sub is not None:  # inside a package: its own order
+                assert sub in order, f"{where}: unknown module {top}.{sub}"
+                if own != "__init__" and (dotted, f"{top}.{sub}") not in UPWARD:
+                    assert order[sub] < order[own], (
+                        f"{where}: {top}.{own} imports {top}.{sub}, which comes "
                         "after it in docs/architecture.md")
             continue
         assert module in LAYERS, f"{where}: unknown module {module}"
@@ -145,11 +169,6 @@ def test_import_rules(top, dotted, path):
             assert LAYERS[module] < LAYERS[top], (
                 f"{where}: {top} (layer {LAYERS[top]}) imports {module} (layer "
                 f"{LAYERS[module]}): imports go down the layers only"
-            )
-        if module == "_jit" and top != "_jit":
-            assert dotted in MAY_IMPORT_JIT or top in MAY_IMPORT_JIT, (
-                f"{where}: {dotted} imports the compiled loops, which docs/architecture.md "
-                "allows only to " + ", ".join(sorted(MAY_IMPORT_JIT))
             )
         private = [n for n in names if n.startswith("_")]
         assert not private, f"{where}: imports another module's private names {private}"
@@ -185,7 +204,7 @@ def test_workqueue_layer_guard_is_in_the_launch_door():
     # parallel loop of the package is launched through threads_for
     root = PACKAGE
     parallel = set()
-    for path in (root / "_jit").glob("*.py"):
+    for path in (root / "_engine" / "_jit").glob("*.py"):
         tree = ast.parse(path.read_text())
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and any(

@@ -1,6 +1,6 @@
 """sketchlab.dask.krylov_svd against the in-memory krylov_svd: dense and
 sparse chunks along rows, columns or both, k, tol and fixed passes; each
-pass reads each chunk once (counted by the chunk loader of test_dask)."""
+pass reads each chunk once (counted by the chunk loader of tests/_chunks.py)."""
 
 import numpy as np
 import pytest
@@ -10,7 +10,7 @@ da = pytest.importorskip("dask.array")
 import sketchlab as sl
 import sketchlab.dask as sldask
 
-from .test_dask import counted_matrix, reads
+from ._chunks import counted_matrix, reads
 
 CHUNKS = {
     "rows": ((60, 90, 90), (180,)),

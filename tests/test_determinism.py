@@ -34,7 +34,7 @@ SCRIPT = textwrap.dedent(
         for S1, S2 in zip(ops(600, 50), ops(300, 20)):
             for out in (S1 @ X, S2.apply(X, axis=1), sl.sketch_both(S1, X, S2)):
                 digest.update(np.ascontiguousarray(out).tobytes())
-    from sketchlab._jit import apply, gaussian, hadamard, hashing, reductions
+    from sketchlab._engine._jit import apply, gaussian, hadamard, hashing, reductions
     misses = hits = 0
     for mod in (apply, gaussian, hadamard, hashing, reductions):
         for name in dir(mod):

@@ -20,7 +20,7 @@ from scipy import stats
 
 import sketchlab as sl
 from sketchlab import _hash
-from sketchlab._jit import gaussian as jit_gaussian
+from sketchlab._engine._jit import gaussian as jit_gaussian
 
 from ._support import run_isolated
 
@@ -186,7 +186,7 @@ _THREAD_SCRIPT = textwrap.dedent(
     import hashlib, json
     import numba, numpy as np
     from sketchlab import _hash
-    from sketchlab._jit.gaussian import gaussian_columns
+    from sketchlab._engine._jit.gaussian import gaussian_columns
     digest = hashlib.sha256()
     for seed, s, j0, b in [(1, 200, 0, 3000), (2, 37, 5, 4001)]:
         out = np.empty((b, s))

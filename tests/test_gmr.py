@@ -16,7 +16,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import sketchlab as sl
-from sketchlab._validation import as_generator
 from sketchlab import (
     UnderdeterminedSketchWarning,
     fast_gmr,
@@ -28,23 +27,12 @@ from sketchlab import gmr_error_ratio, gmr_residual
 
 from ._kinds import KINDS as REGISTERED
 from ._kinds import SPLITTABLE
+from ._kinds import gmr_pair as operators
 from ._support import FORMS, as_form, base_dense, gmr_problem, rel_err
 from .reference import fast_gmr_explicit, gmr_pinv
 
 EPS64 = np.finfo(np.float64).eps
 KINDS = list(REGISTERED)  # every registered kind (tests/_kinds.py reads the registry)
-
-
-def operators(kind, s_c, s_r, C, R, seed):
-    m, n = C.shape[0], R.shape[1]
-    g = as_generator(seed)
-    if kind == "leverage":
-        return (sl.LeverageScoreSampler.from_matrix(C, s_c, axis=0, rng=g),
-                sl.LeverageScoreSampler.from_matrix(R, s_r, axis=1, rng=g))
-    if kind == "osnap-gaussian":
-        return (sl.compose(sl.GaussianSketch(s_c, 2 * s_c, rng=g), sl.OSNAP(2 * s_c, m, rng=g)),
-                sl.compose(sl.GaussianSketch(s_r, 2 * s_r, rng=g), sl.OSNAP(2 * s_r, n, rng=g)))
-    return sl.make_sketch(kind, s_c, m, rng=g), sl.make_sketch(kind, s_r, n, rng=g)
 
 
 # ---- exact GMR ----------------------------------------------------------------

@@ -5,7 +5,7 @@ import pytest
 from numba import njit
 
 from sketchlab import _hash
-from sketchlab._jit import hashing as jit_hash
+from sketchlab._engine._jit import hashing as jit_hash
 
 from .reference import splitmix64_sequence
 

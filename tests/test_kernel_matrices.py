@@ -209,7 +209,7 @@ def test_callable_kernel():
 def test_chi2_on_sparse_points_in_tiles(kernel, monkeypatch):
     # sklearn's chi2 kernels take dense points only; the oracle densifies the
     # selected rows in tiles (here 2 rows of 6 features each)
-    monkeypatch.setattr(km, "_DENSIFY_MAX_ENTRIES", 12)
+    monkeypatch.setattr(km, "DENSIFY_MAX_ENTRIES", 12)
     X = kernel_points(11, 6, np.float64, seed=11, nonnegative=True, density=0.3, empty=2)
     ref = pairwise_kernels(X, metric=kernel)
     K = PairwiseKernel(sp.csr_matrix(X), kernel)

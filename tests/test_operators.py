@@ -75,7 +75,7 @@ def kernel_regime(request, monkeypatch):
     """Drive every kernel path on small inputs: the streaming kernels with one
     chunk (default for small work), with many chunks, and the kernels that
     own output rows (used when chunk buffers would be too large)."""
-    from sketchlab._operators import _engine as operators
+    from sketchlab._engine import operators
 
     if request.param == "many-chunks":
         monkeypatch.setattr(operators, "_MIN_CHUNK_NNZ", 7)
@@ -289,7 +289,7 @@ def test_composition_in_one_pass_over_sparse_input(inner_kind, fmt, axis, monkey
     cheaper than the two steps in pieces; it gives the product
     of the two operators, in blocks with offsets and onto a running sketch,
     and the same as the two-step product (which runs without an out)."""
-    from sketchlab._jit import apply as K
+    from sketchlab._engine._jit import apply as K
 
     d, free = 300, 800  # free * 24 above the two steps' budget for out (6 x 800)
     inner = (sl.CountSketch(24, d, rng=2) if inner_kind == "countsketch"
@@ -610,7 +610,7 @@ def test_gather_loops_with_prefetch_match_the_dense_product(kinds, index_dtype, 
     rows a few steps ahead: rows longer than a cache line, empty rows, a
     table whose last rows have nothing ahead of them, both index dtypes, and
     a dense A all give the dense product."""
-    from sketchlab._operators import _engine as operators
+    from sketchlab._engine import operators
 
     monkeypatch.setattr(operators, "_MAX_CHUNK_BYTES", 0)  # the gathering loops
     m, n = 61, 47
@@ -633,7 +633,7 @@ def test_prefetch_hint_reaches_the_machine_code():
 
     from numba import njit
 
-    from sketchlab._jit.prefetch import prefetch
+    from sketchlab._engine._jit.prefetch import prefetch
 
     @njit
     def total(a):
@@ -655,8 +655,8 @@ def test_sparse_left_sketch_streams_only_into_four_or_more_buffers(fits, monkeyp
     """A sparse A streams into per-chunk buffers only when four or more fit
     the budget (fewer, larger buffers lost to the gathering loop); a dense A
     with short rows streams from two on.  Every path gives the dense product."""
-    from sketchlab._operators import _engine as operators
-    from sketchlab._jit import apply as K
+    from sketchlab._engine import operators
+    from sketchlab._engine._jit import apply as K
 
     S = sl.CountSketch(6, 61, rng=1)
     A = random_sparse(61, 47, 0.5, seed=7, dtype=np.float64)

@@ -6,6 +6,8 @@ import pytest
 
 import sketchlab
 
+from ._support import run_isolated
+
 tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,3 +41,35 @@ def test_module_docstring_does_not_repeat_the_name():
     # help(sketchlab) prints "sketchlab - <first line>"
     first = sketchlab.__doc__.strip().splitlines()[0]
     assert not first.lower().startswith("sketchlab")
+
+
+def test_an_estimator_without_scikit_learn_names_the_extra():
+    """Without scikit-learn, an estimator's import says what to install (the
+    dask front already does), instead of a bare 'No module named sklearn'."""
+    code, out, err = run_isolated("""
+        import sys
+        sys.modules["sklearn"] = None  # as if scikit-learn were not installed
+        import sketchlab
+        try:
+            sketchlab.SketchedKernelRidge
+        except ImportError as exc:
+            print(exc)
+        print(callable(sketchlab.krylov_svd))
+    """)
+    assert code == 0, err
+    assert "pip install 'sketchlab[sklearn]'" in out and "scikit-learn" in out
+    assert out.strip().endswith("True")
+
+
+def test_import_loads_neither_scipy_linalg_nor_scikit_learn_nor_dask():
+    code, out, err = run_isolated("""
+        import sys, time
+        t = time.perf_counter()
+        import sketchlab
+        elapsed = time.perf_counter() - t
+        heavy = [m for m in ("scipy.linalg", "sklearn", "dask", "numba") if m in sys.modules]
+        print(heavy, elapsed)
+    """)
+    assert code == 0, err
+    heavy, _ = out.strip().rsplit("]", 1)
+    assert heavy == "[", f"import sketchlab loaded {heavy}]"

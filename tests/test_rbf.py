@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sklearn.metrics.pairwise import rbf_kernel
 
 import sketchlab as sl
-from sketchlab import _kernel_matrices as rbf_module
+from sketchlab._engine import kernels as rbf_module
 from sketchlab._kernel_matrices import as_kernel
 
 from ._support import FORMS, as_form, kernel_points
@@ -27,7 +27,7 @@ def sparse_path(request, monkeypatch):
     sparse rows against dense columns, the sparse product, and (no dense
     copies allowed) scipy's product of sparse and dense points."""
     if request.param == "no-copies":
-        monkeypatch.setattr(rbf_module, "_DENSIFY_MAX_ENTRIES", 0)
+        monkeypatch.setattr(rbf_module, "DENSIFY_MAX_ENTRIES", 0)
     if request.param == "densify":
         monkeypatch.setattr(rbf_module, "_CSR_ROWS_MAX_DENSITY", 0.0)
     if request.param == "csr-rows":
@@ -419,7 +419,7 @@ def test_exact_kernels_on_marked_entries():
     # the recomputation kernels alone: only entries marked -1 are written, a
     # difference that overflows gives 0, a zero one 1, tiny and huge ones
     # are scaled before squaring
-    from sketchlab._jit.rbf import rbf_exact_csr, rbf_exact_dense
+    from sketchlab._engine._jit.rbf import rbf_exact_csr, rbf_exact_dense
 
     big = np.finfo(np.float64).max
     XA = np.array([[big, 0.0], [1e-200, 3e-200], [1e160, 0.0]])
@@ -460,7 +460,7 @@ def test_sparse_empty_rows_anywhere(empty, sparse_path):
 def test_vectorized_exp_within_one_ulp_of_libm():
     # the kernels' exp(-x) (range reduction and a polynomial, vectorized)
     # against numpy's (libm's) over [0, 745] and beyond; marks (-1) are kept
-    from sketchlab._jit.rbf import exp_neg
+    from sketchlab._engine._jit.rbf import exp_neg
 
     rng = np.random.default_rng(21)
     E = np.concatenate([
@@ -511,7 +511,7 @@ def test_rbf_kernel_far_from_the_origin():
 def test_transpose_into_a_strided_block(shape):
     """The tiled transpose of the symmetric Gram's mirror, into a block of a
     larger array (as _symmetric_gram writes it), for edge tiles too."""
-    from sketchlab._jit.rbf import transpose_into
+    from sketchlab._engine._jit.rbf import transpose_into
 
     src = np.random.default_rng(2).standard_normal(shape)
     big = np.zeros((shape[1] + 9, shape[0] + 5))

@@ -221,7 +221,7 @@ class ReadPassRoofline:
     param_names = ["data"]
 
     def setup(self, data):
-        from sketchlab._jit.reductions import read_pass
+        from sketchlab._engine._jit.reductions import read_pass
 
         self.A = common.load(data)
         self.read_pass = read_pass

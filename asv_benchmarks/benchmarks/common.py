@@ -79,7 +79,7 @@ def _initialize_numba():
 
     import numba
 
-    import sketchlab._jit as kernels
+    import sketchlab._engine._jit as kernels
 
     for info in pkgutil.iter_modules(kernels.__path__):
         importlib.import_module(f"{kernels.__name__}.{info.name}")

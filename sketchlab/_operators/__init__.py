@@ -20,10 +20,10 @@ The package, one module per idea (a module imports only those above it):
 - ``_base``: :class:`SketchOperator` (validation of every call, the
   capability attributes the registry reads), the transpose view, views of
   a validated sparse matrix;
-- ``_engine``: the only caller of the compiled loops (``sketchlab._jit``):
-  generation of hash codes and dense columns, the one-sided and two-sided
-  table loops and their chunk rules, the fused dense-over-hashing pass.  A
-  second backend is a sibling of this module;
+- (the loops they run are ``sketchlab._engine.operators``: generation of
+  hash codes and dense columns, the one-sided and two-sided table loops and
+  their chunk rules, the fused dense-over-hashing pass; a second backend is
+  a sibling of the engine package);
 - ``_tables``: the table kinds' common machinery (tables, every input form
   and output layout);
 - ``_sparse``: CountSketch, OSNAP, the samplers, the index selection;
@@ -31,9 +31,8 @@ The package, one module per idea (a module imports only those above it):
 - ``_compose``: composition, and the two-sided sketch :func:`sketch_both`.
 """
 
-from ._base import SketchOperator, apply_many_validated, apply_validated
-from ._compose import ComposedSketch, OSNAPGaussian, compose, sketch_both, sketch_both_validated
-from .._linalg import gemm_add  # noqa: F401 (importable here, as before)
+from ._base import SketchOperator
+from ._compose import ComposedSketch, OSNAPGaussian, compose, sketch_both
 from ._dense import SRHT, GaussianSketch
 from ._sparse import OSNAP, CountSketch, IndexSelection, LeverageScoreSampler, UniformSampler
 
@@ -50,8 +49,4 @@ __all__ = [
     "IndexSelection",
     "compose",
     "sketch_both",
-    "gemm_add",
-    "apply_validated",
-    "apply_many_validated",
-    "sketch_both_validated",
 ]

@@ -8,8 +8,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
-import scipy.sparse as sp
 
+from .._config import sparse as sp  # scipy.sparse, imported on first use
+from .._engine.views import rows as _rows
+from .._engine.views import transpose as _transpose
 from .._validation import (
     MAX_DIM,
     as_matrix,
@@ -43,42 +45,6 @@ _DENSE_BLOCK_ENTRIES = 1 << 22
 _PIECE_ENTRIES = 1 << 18
 # toarray() refuses to materialize more entries than this (16 GiB of float64).
 _MAX_DENSE_ENTRIES = 1 << 31
-
-
-def _work(A):
-    """Entries a loop reads from ``A`` (stored entries of a sparse matrix)."""
-    return A.nnz if sp.issparse(A) else A.size
-
-
-def _compressed(like, fmt, data, indices, indptr, shape):
-    """A CSR or CSC (``fmt``) matrix, or array, as ``like`` is, on the given
-    arrays of a validated matrix, without scipy's constructor checks: with
-    int64 index arrays those read them through and copy them down to int32
-    where they fit, on every transpose or row slice of a pass (the operator
-    benchmarks of asv_benchmarks/bench_operators.py measure the passes)."""
-    name = type(like).__name__
-    kind = name[3:] if name in ("csr_matrix", "csc_matrix", "csr_array", "csc_array") else "_matrix"
-    M = getattr(sp, fmt + kind)(shape, dtype=data.dtype)  # empty: nothing to check
-    M.data, M.indices, M.indptr = data, indices, indptr
-    return M
-
-
-def _transpose(X):
-    """``X.T``: for a sparse X, the CSC (CSR) view of a CSR (CSC) X on the
-    same arrays, made without scipy's checks (:func:`_compressed`)."""
-    if not sp.issparse(X) or X.format not in ("csr", "csc"):
-        return X.T
-    return _compressed(X, "csc" if X.format == "csr" else "csr", X.data, X.indices, X.indptr,
-                       X.shape[::-1])
-
-
-def _rows(X, r0, r1):
-    """Rows [r0, r1) of a dense or CSR X, without copying its values."""
-    if not sp.issparse(X):
-        return X[r0:r1]
-    lo, hi = X.indptr[r0], X.indptr[r1]
-    return _compressed(X, "csr", X.data[lo:hi], X.indices[lo:hi], X.indptr[r0:r1 + 1] - lo,
-                       (r1 - r0, X.shape[1]))
 
 
 def _free_slice(X, axis, lo, hi):
@@ -169,6 +135,12 @@ class SketchOperator:
       sketches of size s, its first and last s rows (``fast_gmr(tol=)``).
     - ``svd``: usable as ``range_sketch=`` / ``core_sketch=`` of the
       single-pass SVDs; ``gmr``: usable as ``fast_gmr(sketch=...)``.
+
+    and by class methods, where it depends on sizes: :meth:`max_sketch_size`
+    (the largest sketch of an input dimension), :meth:`halves` (the
+    ``splittable`` kinds' pair of independent sketches in one operator),
+    :meth:`embedding_params` (the parameters of a subspace embedding for
+    the least-squares solvers).
     """
 
     kind: str | None = None
@@ -189,6 +161,29 @@ class SketchOperator:
         self._d = check_int(input_dim, "input_dim", 1, _MAX_DIM)
         self._s = check_int(sketch_size, "sketch_size", 1, _MAX_DIM)
         self._seed = check_random_state(rng)
+
+    # -- what the kind can do, by size ----------------------------------------
+
+    @classmethod
+    def max_sketch_size(cls, input_dim: int) -> int:
+        """The largest sketch size that makes sense for ``input_dim`` (a
+        sketch as large as its input compresses nothing)."""
+        return int(input_dim)
+
+    @classmethod
+    def halves(cls, half: int, input_dim: int, rng: Any) -> SketchOperator:
+        """For a ``splittable`` kind: an operator of ``2 * half`` rows whose
+        first and last ``half`` rows are two independent sketches of the
+        kind (each scaled by 1/sqrt(2)).  Rows drawn i.i.d. by default."""
+        if not cls.splittable or cls.needs_scores:
+            raise TypeError(f"{cls.__name__} has no halves built from sizes alone")
+        return cls(2 * half, input_dim, rng=rng)
+
+    @classmethod
+    def embedding_params(cls, sketch_size: int) -> dict[str, Any]:
+        """The parameters (beyond the sizes) of the kind as a subspace
+        embedding for the least-squares solvers (``lstsq``)."""
+        return {}
 
     # -- description -------------------------------------------------------
 
@@ -245,9 +240,7 @@ class SketchOperator:
 
     def __matmul__(self, A: MatrixLike) -> SketchOperator | NDArray[np.floating]:
         if isinstance(A, SketchOperator):
-            from ._compose import compose
-
-            return compose(self, A)
+            return _COMPOSE[0](self, A)
         if isinstance(A, _TransposedSketch):
             raise TypeError(
                 "S @ T.T of two operators is not supported; use S.toarray() @ T.toarray().T "
@@ -546,24 +539,17 @@ def _empty_apply(shape, dtype, out, accumulate):
     return out
 
 
+# ``compose``, set by ``_compose`` (which the package imports with this
+# module): ``S @ T`` of two operators is their composition, and the base
+# class does not import the module of the composite classes built on it
+_COMPOSE: list[Any] = []
+
+
+def register_compose(compose: Any) -> None:
+    """Set the function behind ``S @ T`` of two operators (``_compose.compose``)."""
+    _COMPOSE[:] = [compose]
+
+
 def _read_only(*arrays):
     for arr in arrays:
         arr.flags.writeable = False
-
-
-def apply_validated(S: SketchOperator, A: Any, axis: int = 0, offset: int | None = None, *,
-                    out: NDArray[np.floating] | None = None,
-                    accumulate: bool = False) -> NDArray[np.floating]:
-    """``S.apply(A, axis, offset, out=out, accumulate=accumulate)`` for an
-    ``A`` that ``_validation.as_matrix`` returned earlier in the same call
-    (the explicit form of "validated once": no O(nnz) pass over A; the
-    sizes, the block and ``out`` are still checked).  For sketchlab's
-    algorithms, which check their input once at their entry."""
-    return S._apply_validated(A, check_axis(axis), offset, out, bool(accumulate))
-
-
-def apply_many_validated(S: SketchOperator, arrays: Sequence[Any], axis: int = 0,
-                         offset: int | None = None) -> list[NDArray[np.floating]]:
-    """``S.apply_many(arrays, axis, offset)`` for arrays that
-    ``_validation.as_matrix`` returned (see :func:`apply_validated`)."""
-    return S._apply_many_validated(list(arrays), check_axis(axis), offset)

@@ -4,16 +4,17 @@ and which loops a two-sided sketch takes."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
+from .._config import sparse as sp  # scipy.sparse, imported on first use
 from .._config import serial_blas
 from .._validation import as_matrix, check_out, result_dtype
-from . import _engine
+from .._engine import operators as _engine
 from ._base import (
     SketchOperator,
+    register_compose,
     _cheap_free_slices,
     _deliver,
     _free_slice,
@@ -231,6 +232,9 @@ def compose(outer: SketchOperator, inner: SketchOperator) -> ComposedSketch:
     return ComposedSketch(outer, inner)
 
 
+register_compose(compose)  # S @ T of two operators (SketchOperator.__matmul__)
+
+
 def sketch_both(S1: SketchOperator, A: MatrixLike, S2: SketchOperator, *,
                 offsets: tuple[int, int] | None = None, out: NDArray[np.floating] | None = None,
                 accumulate: bool = False, check_finite: bool = True) -> NDArray[np.floating]:
@@ -284,19 +288,6 @@ def sketch_both(S1: SketchOperator, A: MatrixLike, S2: SketchOperator, *,
         if not isinstance(S, SketchOperator):
             raise TypeError(f"{name} must be a SketchOperator, got {type(S).__name__}")
     A = as_matrix(A, "A", finite=check_finite)
-    return _sketch_both_validated(S1, A, S2, offsets, out, accumulate)
-
-
-def sketch_both_validated(S1: SketchOperator, A: Any, S2: SketchOperator, *,
-                          offsets: tuple[int, int] | None = None,
-                          out: NDArray[np.floating] | None = None,
-                          accumulate: bool = False) -> NDArray[np.floating]:
-    """:func:`sketch_both` of an ``A`` that ``_validation.as_matrix``
-    returned earlier in the same call (no O(nnz) pass over A; the operators,
-    sizes, offsets and ``out`` are still checked)."""
-    for name, S in (("S1", S1), ("S2", S2)):
-        if not isinstance(S, SketchOperator):
-            raise TypeError(f"{name} must be a SketchOperator, got {type(S).__name__}")
     return _sketch_both_validated(S1, A, S2, offsets, out, accumulate)
 
 

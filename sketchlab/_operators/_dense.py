@@ -7,12 +7,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
+from .._config import sparse as sp  # scipy.sparse, imported on first use
 from .. import _hash
-from .._linalg import gemm_add
 from .._validation import result_dtype
-from . import _engine
+from .._engine import operators as _engine
 from ._base import (
     _DENSE_BLOCK_ENTRIES,
     _PIECE_ENTRIES,
@@ -29,6 +28,8 @@ if TYPE_CHECKING:
 def _add_product(target, Y, G, budget=_PIECE_ENTRIES):
     """target += Y @ G (Y of shape (h, w), dense or sparse; G dense (w, s))
     with temporaries of at most ``budget`` entries."""
+    from .._linalg import gemm_add  # on first use: importing sketchlab loads no scipy.linalg
+
     h, s = target.shape
     if not sp.issparse(Y):
         if gemm_add(target, Y, G):
@@ -152,6 +153,11 @@ class SRHT(_DenseSketch):
     kind = "srht"
     description = "subsampled randomized Hadamard transform"
     open_dim = False  # its row sample depends on d
+
+    @classmethod
+    def max_sketch_size(cls, input_dim: int) -> int:
+        """The padded dimension (the next power of two): the rows it samples from."""
+        return 1 << max(0, int(input_dim - 1).bit_length())
 
     def __init__(self, sketch_size: int, input_dim: int, *,
                  rng: None | int | np.random.Generator = None) -> None:

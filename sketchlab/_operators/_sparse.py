@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import _hash
 from .._validation import check_int
-from . import _engine
-from ._base import _MAX_HASH_ROWS, _read_only
+from .._engine import operators as _engine
+from ._base import _MAX_HASH_ROWS, SketchOperator, _read_only
 from ._tables import _Tables, _TableSketch
 
 if TYPE_CHECKING:
@@ -53,6 +53,15 @@ class OSNAP(_TableSketch):
 
     kind = "osnap"
     description = "OSNAP: p = min(4, s) entries +-1/sqrt(p) per column"
+    # nonzeros per column of a subspace embedding for the least-squares solvers
+    # (Epperly, Meier and Nakatsukasa's sparse sign embedding)
+    EMBEDDING_NNZ = 8
+
+    @classmethod
+    def embedding_params(cls, sketch_size: int) -> dict[str, Any]:
+        """8 nonzeros per column (at most ``sketch_size``): the sparse sign
+        embedding of the sketch-and-precondition papers."""
+        return {"nnz_per_col": min(cls.EMBEDDING_NNZ, sketch_size)}
 
     def __init__(self, sketch_size: int, input_dim: int, *, nnz_per_col: int | None = None,
                  rng: None | int | np.random.Generator = None) -> None:
@@ -119,6 +128,17 @@ class CountSketch(OSNAP):
     """
 
     kind = "countsketch"
+
+    @classmethod
+    def embedding_params(cls, sketch_size: int) -> dict[str, Any]:
+        """None: one nonzero per column is what makes it a CountSketch."""
+        return {}
+
+    @classmethod
+    def halves(cls, half: int, input_dim: int, rng: Any) -> SketchOperator:
+        """OSNAP with 2 nonzeros per column, one in each half of its rows: two
+        independent CountSketches of ``half`` rows, each scaled by 1/sqrt(2)."""
+        return OSNAP(2 * half, input_dim, nnz_per_col=2, rng=rng)
     description = "CountSketch: one +-1 per column"
     splittable = True  # OSNAP(2s, d) with 2 per column: two independent CountSketches
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
+from .._config import sparse as sp  # scipy.sparse, imported on first use
 from .._config import TABLE_CACHE_MAX_DIM
 from .._validation import result_dtype
-from . import _engine
+from .._engine import operators as _engine
 from ._base import (
     _PIECE_ENTRIES,
     SketchOperator,

@@ -35,7 +35,7 @@ simply summed, as scipy does.
 import numpy as np
 from numba import njit, prange
 
-from .._config import JIT, PJIT
+from ..._config import JIT, PJIT
 from .indexing import uindex as _u
 from .prefetch import prefetch_csr_row, prefetch_dense_row
 

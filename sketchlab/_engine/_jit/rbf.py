@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._config import JIT, PJIT
+from ..._config import JIT, PJIT
 from .indexing import uindex
 
 # Entries with d <= _TAU * s are recomputed.  Above the threshold the relative

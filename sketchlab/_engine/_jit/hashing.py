@@ -14,8 +14,8 @@ is the case ``p = 1``.
 import numpy as np
 from numba import njit, prange
 
-from .._config import JIT, PJIT
-from .._hash import M1, M2, GOLDEN
+from ..._config import JIT, PJIT
+from ..._hash import M1, M2, GOLDEN
 
 
 @njit(**JIT)

@@ -1,15 +1,10 @@
-"""The engine: the one module of the operators that runs compiled code.
+"""The operators' loops: every compiled loop that generates or applies a
+sketching operator (the table loops of ``apply``, the hash codes, the
+Gaussian and Hadamard columns, the fast Walsh-Hadamard transform).
 
-Every compiled loop that generates or applies an operator (``sketchlab._jit``:
-the table loops of ``apply``, the hash codes, the Gaussian and Hadamard
-columns, the fast Walsh-Hadamard transform) is called from here and from
-nowhere else in ``sketchlab._operators``.  The operator classes decide WHAT to
-compute (which tables, which side, into which output); the functions here
-decide HOW (which loop, how many chunks, how many threads) and launch it.
-
-This is the seam for a second backend (a GPU, another runtime): a sibling
-module with these functions and signatures, chosen where the operator
-modules import ``_engine``.  Nothing above the operators changes.
+The operator classes (``sketchlab._operators``) decide WHAT to compute
+(which tables, which side, into which output); the functions here decide
+HOW (which loop, how many chunks, how many threads) and launch it.
 
 The compiled loops are imported on first use (:func:`_compiled`), so that
 ``import sketchlab`` does not import Numba.
@@ -18,20 +13,21 @@ The compiled loops are imported on first use (:func:`_compiled`), so that
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
+from .._config import sparse as sp  # scipy.sparse, imported on first use
 
-from ._base import _transpose, _work
+from .views import transpose as _transpose
+from .views import work as _work
 
 _JIT = None
 
 
 def _compiled():
-    """``sketchlab._jit`` with the loop modules this engine calls, imported
+    """``sketchlab._engine._jit`` with the loop modules this engine calls, imported
     on the first call."""
     global _JIT
     if _JIT is None:
-        from .. import _jit
-        from .._jit import apply, gaussian, hadamard, hashing  # noqa: F401 (submodules)
+        from . import _jit
+        from ._jit import apply, gaussian, hadamard, hashing  # noqa: F401 (submodules)
 
         _JIT = _jit
     return _JIT
@@ -49,8 +45,8 @@ def _index_dtype(n):
 def table_rows(col_ptr, rows, vals, nrows):
     """``(row_ptr, row_idx, row_val)``: the CSR form (row t of S -> its
     columns, in increasing order) of a CSC table (column j -> rows,
-    values), by the counting sort of :func:`sketchlab._products.transpose_arrays`."""
-    from .._products import transpose_arrays
+    values), by the counting sort of :func:`sketchlab._engine.products.transpose_arrays`."""
+    from .products import transpose_arrays
 
     ncols = col_ptr.shape[0] - 1
     return transpose_arrays(col_ptr, rows, np.asarray(vals, dtype=np.float64), nrows,

@@ -11,7 +11,7 @@ from contextlib import contextmanager, nullcontext
 
 import numba
 
-from .._config import PARALLEL_MIN_WORK
+from ..._config import PARALLEL_MIN_WORK
 
 # Numba's "workqueue" threading layer (used when neither OpenMP nor TBB is
 # available) aborts the whole process when two Python threads launch parallel

@@ -12,8 +12,8 @@ is a pure function of ``(key, index)``.
 import numpy as np
 from numba import njit, prange
 
-from .._config import JIT, PJIT
-from .._hash import retry_key, ziggurat_tables
+from ..._config import JIT, PJIT
+from ..._hash import retry_key, ziggurat_tables
 from .hashing import hash64, sign_of, uniform_of
 
 _LAYER = np.uint64(0xFF)

@@ -4,7 +4,7 @@ the first write to fresh pages."""
 import numpy as np
 from numba import njit, prange
 
-from .._config import JIT, PJIT
+from ..._config import JIT, PJIT
 
 _CHUNK = 1 << 16
 CHUNK = _CHUNK  # for callers that size per-chunk results (chunk_squares)

@@ -1,12 +1,11 @@
-"""Products with A for the iterative solvers (least squares, block Krylov).
+"""Products with a sparse A for the iterative solvers (``sketchlab._linear_map``).
 
 :func:`csr_times_dense`: ``X @ W`` for a CSR X, a compiled loop over the rows
-of the result.  :class:`Products`: ``A X``, ``A^T Y`` and ``A^T A Z`` (the
-last in one pass over A) through the
-compiled loops of ``sketchlab._jit.products`` for a C-ordered dense or a CSR
-A, with row ranges fixed by A alone so that the sums do not depend on the
-thread count; through scipy's and numpy's products otherwise (the caller
-keeps BLAS on one thread).
+of the result (each written by one thread).  :class:`CSRNormal`: ``A^T A Z``
+in ONE pass over a CSR A (each row used twice while it sits in cache), over
+row ranges fixed by A alone, each range writing its own partial result,
+added in range order: the sums do not depend on the thread count.
+:func:`transpose_arrays` / :func:`csr_transpose`: the counting-sort transpose.
 """
 
 from __future__ import annotations
@@ -16,43 +15,30 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Products", "csr_times_dense", "csr_transpose", "transpose_arrays"]
+from .threads import threads_for
 
-# Row ranges of the compiled products: at most this many (each writes its own
-# n x k partial result, added in order), sized from A alone.
+__all__ = ["CSRNormal", "csr_times_dense", "csr_transpose", "transpose_arrays"]
+
+# Row ranges of the one-pass normal product: at most this many (each writes
+# its own n x k partial result, added in order), sized from A alone.
 _MAX_RANGES = 64
-_ROWS_PER_RANGE = 4096  # dense: at least this many rows per range
-_NNZ_PER_RANGE = 1 << 16  # CSR: at least this many stored entries per range
+_NNZ_PER_RANGE = 1 << 16  # at least this many stored entries per range
 _PART_ENTRIES = 1 << 22  # the partial results together: at most this many entries
 
 
-class Products:
-    """``A X``, ``A^T Y`` and ``A^T A Z`` for one A.
+class CSRNormal:
+    """``Z -> A^T A Z`` for one CSR A, in one pass over A."""
 
-    A C-contiguous dense A and a CSR A go through the compiled loops of
-    ``sketchlab._jit.products`` (``A^T A Z`` in one pass; row ranges fixed by
-    A, so the sums do not depend on the thread count); any other A (CSC,
-    F-ordered) through scipy's / numpy's products under one BLAS thread.
-    """
-
-    def __init__(self, A):
+    def __init__(self, A: Any):
         self.A = A
-        m, n = A.shape
-        self.kind = None
-        if sp.issparse(A) and A.format == "csr":
-            self.kind = "csr"
-            self.work = int(A.nnz)
-            nranges = max(1, min(_MAX_RANGES, self.work // _NNZ_PER_RANGE))
-            targets = np.linspace(0, self.work, nranges + 1)
-            bounds = np.searchsorted(A.indptr, targets, side="left")
-            bounds[0], bounds[-1] = 0, m
-            self.bounds = np.unique(bounds).astype(np.int64)
-        elif isinstance(A, np.ndarray) and A.flags.c_contiguous:
-            self.kind = "dense"
-            self.work = m * n
-            nranges = max(1, min(_MAX_RANGES, m // _ROWS_PER_RANGE))
-            self.bounds = np.linspace(0, m, nranges + 1).astype(np.int64)
-        self._parts = {}
+        m = A.shape[0]
+        self.work = int(A.nnz)
+        nranges = max(1, min(_MAX_RANGES, self.work // _NNZ_PER_RANGE))
+        targets = np.linspace(0, self.work, nranges + 1)
+        bounds = np.searchsorted(A.indptr, targets, side="left")
+        bounds[0], bounds[-1] = 0, m
+        self.bounds = np.unique(bounds).astype(np.int64)
+        self._parts: dict[Any, Any] = {}
 
     def _parts_for(self, k):
         nranges = self.bounds.shape[0] - 1
@@ -63,70 +49,26 @@ class Products:
         else:
             bounds = self.bounds
         key = (k, bounds.shape[0])
-        if key not in self._parts:  # dense: k x n partials (rows of A^T), CSR: n x k
-            shape = (n, k) if self.kind == "csr" else (k, n)
-            self._parts[key] = np.empty((bounds.shape[0] - 1, *shape), dtype=self.A.dtype)
+        if key not in self._parts:
+            self._parts[key] = np.empty((bounds.shape[0] - 1, n, k), dtype=self.A.dtype)
         return bounds, self._parts[key]
 
-    def matmul(self, X):
-        """``A X`` for an n x k block X."""
-        from ._jit import products, threads_for
+    def __call__(self, Z: Any) -> Any:
+        """``A^T A Z`` for a C-contiguous n x k Z of A's dtype."""
+        from ._jit import products
 
         A = self.A
-        X = np.ascontiguousarray(X, dtype=A.dtype)
-        k = X.shape[1]
-        if self.kind is None:
-            return (A @ X[:, 0]).reshape(-1, 1) if k == 1 else np.asarray(A @ X)
-        if self.kind == "csr":
-            return csr_times_dense(A, X)
-        out = np.empty((A.shape[0], k), dtype=A.dtype)
-        with threads_for(self.work * k):
-            products.dense_matmul(A, np.ascontiguousarray(X.T), self.bounds, out)
-        return out
-
-    def rmatmul(self, Y):
-        """``A^T Y`` for an m x k block Y."""
-        from ._jit import products, threads_for
-
-        A = self.A
-        Y = np.ascontiguousarray(Y, dtype=A.dtype)
-        k = Y.shape[1]
-        if self.kind is None:
-            return (A.T @ Y[:, 0]).reshape(-1, 1) if k == 1 else np.asarray(A.T @ Y)
-        bounds, parts = self._parts_for(k)
-        with threads_for(self.work * k):
-            if self.kind == "csr":
-                products.csr_rmatmul(A.data, A.indices, A.indptr, Y, bounds, parts)
-            else:
-                products.dense_rmatmul(A, Y, bounds, parts)
-        return self._reduce(parts)
-
-    def normal(self, Z):
-        """``A^T A Z`` (one pass over a dense C-ordered or CSR A)."""
-        from ._jit import products, threads_for
-
-        A = self.A
-        if self.kind is None:
-            return self.rmatmul(self.matmul(Z))
-        Z = np.ascontiguousarray(Z, dtype=A.dtype)
         k = Z.shape[1]
         bounds, parts = self._parts_for(k)
         with threads_for(2 * self.work * k):
-            if self.kind == "csr" and k == 1:
+            if k == 1:
                 products.csr_normal_vec(A.data, A.indices, A.indptr, Z[:, 0], bounds,
                                         parts[:, :, 0])
-            elif self.kind == "csr":
-                products.csr_normal(A.data, A.indices, A.indptr, Z, bounds, parts)
             else:
-                products.dense_normal(A, np.ascontiguousarray(Z.T), bounds, parts)
-        return self._reduce(parts)
-
-    def _reduce(self, parts):
-        from ._jit import products
-
+                products.csr_normal(A.data, A.indices, A.indptr, Z, bounds, parts)
         out = np.empty(parts.shape[1:], dtype=parts.dtype)
         products.reduce_parts(parts, out)
-        return out if self.kind == "csr" else np.ascontiguousarray(out.T)
+        return out
 
 
 def csr_times_dense(X: Any, W: Any, out: Any = None) -> Any:
@@ -138,7 +80,6 @@ def csr_times_dense(X: Any, W: Any, out: Any = None) -> Any:
     again saves the page faults of fresh memory), or of any layout (a block
     of a Fortran-ordered basis, written in row blocks)."""
     from ._jit import apply as kernels
-    from ._jit import threads_for
 
     W = np.ascontiguousarray(W)
     if out is None:
@@ -168,7 +109,6 @@ def transpose_arrays(ptr: Any, idx: Any, val: Any, n_out: int, ptr_dtype: Any = 
     the ranges or the threads.  Index dtypes: int32 where the sizes allow,
     unless given."""
     from ._jit import products as kernels
-    from ._jit import threads_for
 
     m = ptr.shape[0] - 1
     nnz = int(ptr[m])

@@ -12,7 +12,7 @@ count.
 import numpy as np
 from numba import njit, prange
 
-from .._config import JIT, PJIT
+from ..._config import JIT, PJIT
 from .indexing import uindex
 
 _GROUPS = 64
