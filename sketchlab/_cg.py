@@ -82,11 +82,14 @@ class ConjugateGradients:
                  precond: Callable[..., Any] | None = None, X0: Any = None,
                  tol: float | None = None, indexed: bool = False):
         t = B.shape[1]
+        self.matvec: Callable[[Any, Any], Any]
+        self.precond: Callable[[Any, Any], Any] | None
         if indexed:
             self.matvec, self.precond = matvec, precond
         else:  # the same calls, the column indices dropped
             self.matvec = lambda V, columns: matvec(V)
-            self.precond = None if precond is None else (lambda V, columns: precond(V))
+            self.precond = None if precond is None else \
+                (lambda V, columns: precond(V))
         self.tol = tol
         everything = np.arange(t)
         # columns of B whose largest magnitude lies outside [2**-100, 2**100]
@@ -105,7 +108,7 @@ class ConjugateGradients:
         self.scale = np.where(bnorm > 0, bnorm, 1.0)
         self.residual = np.linalg.norm(self.R, axis=0) / self.scale
         self.active = np.ones(t, dtype=bool) if tol is None else self.residual > tol
-        Z = self.R if precond is None else self.precond(self.R, everything)
+        Z = self.R if self.precond is None else self.precond(self.R, everything)
         self.P = Z.copy()
         self.rz = _col_dots(self.R, Z)
         self._step = np.zeros_like(B)

@@ -19,9 +19,9 @@ from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
 
 try:  # dask >= 2024.12: tasks name the keys they read (TaskRef)
-    from dask.task_spec import Task, TaskRef
+    from dask import task_spec as _task_spec
 except ImportError:  # pragma: no cover - older dask: tuples, keys found in the graph
-    Task = TaskRef = None
+    _task_spec = None  # type: ignore[assignment]
 
 from ._operators import SketchOperator, sketch_both
 from ._validation import Checked, as_matrix, check_numeric_dtype, result_dtype
@@ -116,9 +116,10 @@ def task(key, func, *args):
     on the workers), which a plain tuple would hand to the function as the
     key itself (the task of a distributed ``Client`` received the chunk's
     key string)."""
-    if Task is None:  # pragma: no cover - older dask
+    if _task_spec is None:  # pragma: no cover - older dask
         return (func, *(a.key if isinstance(a, Ref) else a for a in args))
-    return Task(key, func, *(TaskRef(a.key) if isinstance(a, Ref) else a for a in args))
+    ref = _task_spec.TaskRef
+    return _task_spec.Task(key, func, *(ref(a.key) if isinstance(a, Ref) else a for a in args))
 
 
 def bounds(chunks):
