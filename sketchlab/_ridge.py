@@ -22,19 +22,23 @@ iteration (:mod:`sketchlab._cg`), on A's linear map
   small d), with iterative refinement against the products with A.
 
 ``rank="auto"`` (the adaptive rank of the paper's Section 5.4, with a cost
-rule): conjugate gradients first run a few plain steps (a problem that
-needs no preconditioner is done there, and their pace says how fast plain
-CG goes); then the sketch starts at rank 16 and doubles while the paper's
-criterion ``lam_l / alpha <= 10`` (well conditioned) is not met *and* the
-predicted saving in iterations (CG's bound ``sqrt(kappa)`` with the sketch's
-eigenvalues, calibrated by the plain steps' pace, the next ``lam`` from the
-decay of the present ones) outweighs the price of the new sketch columns
-and the larger factorization; when the preconditioned iteration is not
-predicted to beat plain CG (a flat spectrum: ``lam_1 ~ lam_l``), the plain
-iteration simply goes on (``fell_back=True``).  The prices are counted in
-reads of A's stored entries, under fixed constants per kind of map
-(:data:`_BLOCK_COST`, :data:`_FLOPS_PER_READ`), never by timing, so the
-rank and the answer are the same on any machine load and thread count.
+rule): conjugate gradients first run 8 plain steps; a problem that needs no
+preconditioner ends there, or is left to plain CG when the steps still to go
+at the pace of the last four (an optimistic pace: CG slows down on a decaying
+spectrum) cost less than the first sketch.  Otherwise the sketch starts at
+rank 16 and doubles while the paper's criterion ``lam_l / alpha <= 10`` (well
+conditioned) is not met *and* the predicted saving in steps outweighs the
+price of the new sketch columns and of the larger factorization.  Steps are
+predicted by CG's bound, ``sqrt(kappa) log(2 / reduction) / 2``, with
+``kappa = (lam_l + alpha) / alpha`` under the preconditioner and ``(lam_1 +
+alpha) / alpha`` without (an overestimate of both, whose ratio is what
+decides), the next rank's ``lam_2l`` from the decay of the present
+eigenvalues.  When the preconditioned iteration is not predicted to cost at
+most 3/4 of the plain one (a flat spectrum: ``lam_1 ~ lam_l``), the plain
+iteration goes on (``fell_back=True``).  The prices are counted in reads of
+A's stored entries, under fixed constants per kind of map
+(:data:`_BLOCK_COST`, :data:`_FLOPS_PER_READ`), never by timing, so the rank
+and the answer are the same on any machine load and thread count.
 
 Every rule is relative: A and b are brought into a safe range by powers of
 two (exact), so the iterates are the same for A and b scaled by any power
@@ -284,15 +288,6 @@ class _Spectrum:
         out = np.where(j <= h, self.head[np.minimum(j, h) - 1], tail)
         return np.where(j <= self.d, out, 0.0)
 
-    def conditioning(self, start, alphas):
-        """``sqrt(kappa)`` when eigenvalues 1..start are folded into one
-        cluster (a preconditioner's work) and CG has resolved the next
-        :data:`_PROBE_STEPS` on its own: ``kappa = (lam_{start + 9} + alpha)
-        / alpha`` per alpha."""
-        lam = float(self.at(np.array([start + _PROBE_STEPS + 1]))[0])
-        alpha = np.maximum(alphas, 1e-12 * float(self.head[0]))
-        return np.sqrt((lam + alpha) / alpha)
-
 
 # -- the preconditioner ----------------------------------------------------------
 
@@ -466,27 +461,47 @@ class _Run:
 
     def _decide(self, lam, costs, cg, cap):
         """``(grow, pays)``: whether doubling the rank is predicted to pay,
-        and whether the present preconditioner beats plain CG."""
+        and whether the present preconditioner beats plain CG.
+
+        Steps are predicted by CG's bound, ``sqrt(kappa) / 2`` times the log
+        of the reduction still to make, with ``kappa = (lam_1 + alpha) /
+        alpha`` for plain CG and ``(lam_l + alpha) / alpha`` under the
+        preconditioner (the paper's estimate): an overestimate of both, whose
+        ratio is what matters; the next rank's ``lam_2l`` from the decay of
+        the present ones (:class:`_Spectrum`)."""
         active = np.flatnonzero(cg.active)
         alphas = self.alphas[active]
-        l, d = lam.size, self.ops.shape[1]
+        l = lam.size
         if not lam[0] > 0:
             return False, False
-        plain = self._plain_pace(active)
-        spectrum = _Spectrum(lam, d)
-        # CG's steps grow as sqrt(kappa); the plain steps' pace sets the constant
-        pace = plain / spectrum.conditioning(0, alphas)
-        now = float(np.sum(pace * spectrum.conditioning(-(-l // 2), alphas))) * costs.step(l)
-        plain_cost = float(np.sum(plain)) * costs.step(0)
+        reduction = np.log(2.0 * np.maximum(cg.residual[active], self.tol) / self.tol)
+        alpha = np.maximum(alphas, 1e-12 * float(lam[0]))
+
+        def steps(floor):
+            return 0.5 * reduction * np.sqrt((floor + alphas) / alpha)
+
+        plain = float(np.sum(steps(float(lam[0])))) * costs.step(0)
+        now = float(np.sum(steps(float(lam[-1])))) * costs.step(l)
         # a clear gain (the predictions are rough; a tie goes to plain CG)
-        pays = now < _CLEAR_GAIN * plain_cost
+        pays = now < _CLEAR_GAIN * plain
         well = np.all(lam[-1] <= _WELL_CONDITIONED * alphas)
         if well or l >= cap:
             return False, pays
         l2 = min(2 * l, cap)
+        spectrum = _Spectrum(lam, self.ops.shape[1])
+        floor2 = float(spectrum.at(np.array([l2]))[0])
         later = (costs.product(l2 - l) + costs.factorization(l2)
-                 + float(np.sum(pace * spectrum.conditioning(l, alphas))) * costs.step(l2))
-        return later < min(now, plain_cost), pays
+                 + float(np.sum(steps(min(floor2, float(lam[-1]))))) * costs.step(l2))
+        return later < min(now, plain), pays
+
+    def _worth_a_sketch(self, cg, costs):
+        """Whether the plain steps still to go, at the pace of the last half
+        of the probe (optimistic: CG slows down on a decaying spectrum),
+        cost more than the first sketch: else plain CG finishes."""
+        active = np.flatnonzero(cg.active)
+        left = float(np.sum(self._plain_pace(active))) * costs.step(0)
+        l = min(_RANK_START, self.ops.shape[1])
+        return left > costs.product(l) + costs.factorization(l)
 
     def _plain_pace(self, active):
         """Each active column's remaining plain steps at the pace of the
@@ -513,8 +528,9 @@ class _Run:
             cg = self.start()
             self._iterate(cg, _PROBE_STEPS)
             if cg.active.any() and self.iterations < self.maxiter:
-                self.pre = self.sketch(rank, gen, costs, cg)
-                if self.pre is None:
+                if self._worth_a_sketch(cg, costs):
+                    self.pre = self.sketch(rank, gen, costs, cg)
+                if self.pre is None:  # plain CG about done, or a flat spectrum
                     self.fell_back = True
                 else:  # from where the plain steps got to
                     self.rank = self.pre.rank
@@ -673,12 +689,13 @@ def ridge(A: MatrixLike, b: ArrayLike, alpha: Any, *, method: str = "nystrom-pcg
         Cholesky factor of ``A^T A + alpha I`` (forms the d x d matrix: d up
         to 16,384), with refinement.
     rank : "auto" or int, default "auto"
-        The rank ``l`` of the Nystrom preconditioner.  ``"auto"``: a few plain
-        steps first, then from 16, doubled while the preconditioned system is
-        not yet well conditioned (``lam_l / alpha > 10``) and the predicted
-        saving in iterations outweighs the price of the larger sketch; plain
-        CG goes on where a preconditioner would not pay (``fell_back``).  An
-        int: that rank (at most d), no probe.
+        The rank ``l`` of the Nystrom preconditioner.  ``"auto"``: 8 plain
+        steps first (enough for a well-conditioned problem), then from 16,
+        doubled while the preconditioned system is not yet well conditioned
+        (``lam_l / alpha > 10``) and the predicted saving in steps outweighs
+        the price of the larger sketch; plain CG goes on where a
+        preconditioner would not pay (``fell_back``).  An int: that rank (at
+        most d), no plain steps first.
     tol : float, optional
         Target relative residual of the normal equations, in (0, 1); default
         the square root of the machine epsilon of the working dtype (1.5e-8
