@@ -30,10 +30,10 @@ rank 16 and doubles while the paper's criterion ``lam_l / alpha <= 10`` (well
 conditioned) is not met *and* the predicted saving in steps outweighs the
 price of the new sketch columns and of the larger factorization.  Steps are
 predicted by CG's bound, ``sqrt(kappa) log(2 / reduction) / 2``, with
-``kappa = (lam_l + alpha) / alpha`` under the preconditioner and ``(lam_1 +
-alpha) / alpha`` without (an overestimate of both, whose ratio is what
-decides), the next rank's ``lam_2l`` from the decay of the present
-eigenvalues.  When the preconditioned iteration is not predicted to cost at
+``kappa = (lam_l + alpha) / alpha`` under the preconditioner and ``(lam_9 +
+alpha) / alpha`` without (plain CG resolves a few outlying eigenvalues in as
+many steps; an overestimate of both, whose ratio is what decides), the next
+rank's ``lam_2l`` from the decay of the present eigenvalues.  When the preconditioned iteration is not predicted to cost at
 most 3/4 of the plain one (a flat spectrum: ``lam_1 ~ lam_l``), the plain
 iteration goes on (``fell_back=True``).  The prices are counted in reads of
 A's stored entries, under fixed constants per kind of map
@@ -464,8 +464,9 @@ class _Run:
         and whether the present preconditioner beats plain CG.
 
         Steps are predicted by CG's bound, ``sqrt(kappa) / 2`` times the log
-        of the reduction still to make, with ``kappa = (lam_1 + alpha) /
-        alpha`` for plain CG and ``(lam_l + alpha) / alpha`` under the
+        of the reduction still to make, with ``kappa = (lam_9 + alpha) /
+        alpha`` for plain CG (CG resolves a few outlying eigenvalues in as
+        many steps: the probe's 8) and ``(lam_l + alpha) / alpha`` under the
         preconditioner (the paper's estimate): an overestimate of both, whose
         ratio is what matters; the next rank's ``lam_2l`` from the decay of
         the present ones (:class:`_Spectrum`)."""
@@ -480,7 +481,9 @@ class _Run:
         def steps(floor):
             return 0.5 * reduction * np.sqrt((floor + alphas) / alpha)
 
-        plain = float(np.sum(steps(float(lam[0])))) * costs.step(0)
+        # plain CG deflates a few outlying eigenvalues in as many steps (it
+        # has taken _PROBE_STEPS): its condition number from the next one
+        plain = float(np.sum(steps(float(lam[min(_PROBE_STEPS, l - 1)])))) * costs.step(0)
         now = float(np.sum(steps(float(lam[-1])))) * costs.step(l)
         # a clear gain (the predictions are rough; a tie goes to plain CG)
         pays = now < _CLEAR_GAIN * plain

@@ -87,18 +87,19 @@ def alpha_by_bisection(deff, target, lo=1e-12, hi=1e12):
 def alpha_for_effective_dimension(A, targets, seed=0):
     """Alphas where the effective dimension of A is about each target, from
     Girard-Hutchinson estimates (8 Rademacher probes solved along a path of
-    13 alphas from 100 times the mean eigenvalue of ``A^T A`` down to 1e-4
-    times it, ``sketchlab._ridge.ridge_run(trace="probes")``), interpolated
-    in log alpha / log d_eff; a target outside the range gets its end."""
+    12 alphas from 1,000 times the mean eigenvalue of ``A^T A`` down to half
+    of it, ``sketchlab._ridge.ridge_run(trace="probes")``), interpolated in
+    log alpha / log d_eff; a target outside the range gets its end."""
     from sketchlab._linear_map import as_linear_map
     from sketchlab._ridge import ridge_run
 
     ops = as_linear_map(A)
     d = A.shape[1]
-    top = float(A.multiply(A).sum()) / d  # the mean eigenvalue of A^T A
-    # d_eff runs from about d (alpha far below the mean eigenvalue) down to 0
-    alphas = np.geomspace(top * 1e2, top * 1e-4, 13)
-    res = ridge_run(ops, np.zeros((A.shape[0], 1)), alphas, tol=1e-7, maxiter=2000,
+    mean = float(A.multiply(A).sum()) / d  # the mean eigenvalue of A^T A
+    # d_eff falls from about d / 2 at the mean eigenvalue towards 0 above it;
+    # a smaller alpha is a slow solve, and not wanted for targets below d / 2
+    alphas = np.geomspace(mean * 1e3, mean * 0.5, 12)
+    res = ridge_run(ops, np.zeros((A.shape[0], 1)), alphas, tol=1e-6, maxiter=2000,
                     gen=np.random.default_rng(seed), trace="probes")
     deff = np.maximum(np.asarray(res.effective_dimension, dtype=float), 1e-3)
     out = []
