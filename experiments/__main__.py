@@ -6,7 +6,8 @@ each, writing ``OUT/<name>/<name>.csv`` and ``run.json``, its figures under
 ``OUT/figures``, and ``OUT/REPORT.md`` over the sweeps found), ``investigate``
 (the studies behind the report's explanations of its disagreements),
 ``lstsq`` (sketched least squares against the condition number; no data
-set), ``reproduce`` (all of these on the data that is present, then the figures and
+set), ``ridge`` (ridge regression on debian-tfidf against the effective
+dimension), ``reproduce`` (all of these on the data that is present, then the figures and
 ``OUT/REPORT.md``), ``plot`` (figures from the CSV alone), ``report``
 (``REPORT.md`` from the CSV alone), ``datasets`` (the registry and what is on
 disk) and ``download``.
@@ -150,6 +151,13 @@ def build_parser():
                        "accuracy against fit time (KernelRidge, Nystroem + RidgeClassifier, "
                        "SketchedKernelRidgeClassifier); not part of reproduce")
     p.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    p.add_argument("--out", type=Path, default=Path("results"),
+                   help="output directory (default results/)")
+    p = sub.add_parser("ridge", help="ridge regression on debian-tfidf: steps and time against "
+                       "the effective dimension (Nystrom-preconditioned and plain CG, "
+                       "scikit-learn's sparse_cg and lsqr); not part of reproduce")
+    p.add_argument("--quick", action="store_true", help="five alphas (a few minutes)")
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     p.add_argument("--out", type=Path, default=Path("results"),
                    help="output directory (default results/)")
@@ -312,6 +320,10 @@ def _dispatch(args):
         from . import krr
 
         return krr.main(args.out, quick=args.quick, seed=args.seed)
+    if args.command == "ridge":
+        from . import ridge
+
+        return ridge.main(args.out, quick=args.quick, seed=args.seed)
     if args.command == "reproduce":
         started = time.perf_counter()
         skipped = []

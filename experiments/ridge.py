@@ -1,0 +1,212 @@
+"""``python -m experiments ridge``: ridge regression on debian-tfidf, steps and
+time against the effective dimension.
+
+The problem: debian-tfidf (52,396 x 25,252 TF-IDF, unit rows) and a planted
+response ``b = A x* + noise`` (x* standard normal, the noise a tenth of the
+root mean square of ``A x*``), and alphas whose effective dimension
+``d_eff(alpha) = tr(A^T A (A^T A + alpha I)^-1)`` runs from about 10 to about
+5,000.  ``d_eff`` is estimated by Girard and Hutchinson's estimator through
+the public solver: for Rademacher vectors u (m entries),
+``u^T A x_u`` with ``x_u = sketchlab.ridge(A, u, alpha)`` has mean
+``tr(A (A^T A + alpha I)^-1 A^T) = d_eff(alpha)``; 8 of them, every alpha of
+the grid in one call (a path), the answers to a relative residual of 1e-8.
+
+Solvers, each to a relative residual of the normal equations of 1e-8 (the
+achieved one computed afresh and recorded): ``sketchlab.ridge`` with the
+Nystrom preconditioner (``rank="auto"``, and a fixed rank of 256), plain CG
+(``method="cg"``), scikit-learn's ``Ridge(solver="sparse_cg")`` and
+``Ridge(solver="lsqr")`` (``fit_intercept=False``; lsqr with ``tol=1e-10``:
+its own stopping tests, on the damped least-squares problem, leave the
+normal equations near 1e-8 there).  Steps are CG's (ours), scikit-learn's
+``n_iter_`` (lsqr) and, for sparse_cg (which does not report them), the
+iterations of scipy's ``cg`` on the operator it builds
+(:func:`sparse_cg_steps`).
+
+Writes ``OUT/ridge/ridge.csv`` (one row per solve: alpha, d_eff, solver,
+seconds, steps, rank, method that ran, achieved residual) and
+``OUT/figures/ridge.png`` (steps and time against d_eff).
+"""
+
+import csv
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from . import datasets as ds
+
+NAME = "ridge"
+TOL = 1e-8
+PROBES = 8
+COLUMNS = ("alpha", "d_eff", "solver", "seconds", "steps", "rank", "method", "residual")
+FULL = dict(alphas=np.geomspace(3e3, 0.3, 13), reps=1)
+QUICK = dict(alphas=np.geomspace(3e3, 3.0, 5), reps=1)
+SOLVERS = ("nystrom-pcg", "nystrom-pcg rank 256", "cg", "sklearn sparse_cg", "sklearn lsqr")
+
+
+def planted(A, seed):
+    gen = np.random.default_rng(seed)
+    Ax = A @ gen.standard_normal(A.shape[1])
+    return Ax + 0.1 * np.sqrt(np.mean(Ax ** 2)) * gen.standard_normal(A.shape[0])
+
+
+def effective_dimensions(A, alphas, seed, probes=PROBES):
+    """Girard-Hutchinson estimates of d_eff at every alpha (one path)."""
+    import sketchlab
+
+    gen = np.random.default_rng(seed)
+    U = gen.choice([-1.0, 1.0], size=(A.shape[0], probes))
+    res = sketchlab.ridge(A, U, alphas, tol=TOL, rng=seed)  # x: d x probes x alphas
+    AX = A @ res.x.reshape(A.shape[1], -1)
+    return np.einsum("ip,ipa->a", U, AX.reshape(A.shape[0], probes, len(alphas))) / probes
+
+
+def normal_residual(A, b, alpha, x):
+    g = A.T @ b
+    return float(np.linalg.norm(A.T @ (A @ x) + alpha * x - g) / np.linalg.norm(g))
+
+
+def solve(name, A, b, alpha, seed):
+    """``(x, seconds, steps, rank, method)``."""
+    import sketchlab
+
+    started = time.perf_counter()
+    if name.startswith("sklearn"):
+        from sklearn.linear_model import Ridge
+
+        kind = name.split()[1]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = Ridge(alpha=alpha, solver=kind, tol=TOL if kind == "sparse_cg" else 1e-10,
+                          fit_intercept=False, max_iter=100000).fit(A, b)
+        seconds = time.perf_counter() - started
+        steps = "" if model.n_iter_ is None else int(np.max(model.n_iter_))
+        return model.coef_, seconds, steps, "", kind
+    rank = 256 if name.endswith("256") else "auto"
+    method = "cg" if name == "cg" else "nystrom-pcg"
+    res = sketchlab.ridge(A, b, alpha, method=method, rank=rank, tol=TOL, rng=seed)
+    seconds = time.perf_counter() - started
+    return res.x, seconds, res.iterations, res.rank, res.method
+
+
+def sparse_cg_steps(A, b, alpha):
+    """sparse_cg's steps (scikit-learn does not report them): scipy's ``cg``
+    on the operator ``Ridge(solver="sparse_cg")`` builds for ``d <= m``,
+    ``v -> A^T (A v) + alpha v``, from ``A^T b`` with ``rtol=1e-8``, its
+    iterations counted by its callback."""
+    from scipy.sparse.linalg import LinearOperator, cg
+
+    d = A.shape[1]
+    op = LinearOperator((d, d), matvec=lambda v: A.T @ (A @ v) + alpha * v, dtype=A.dtype)
+    count = [0]
+
+    def callback(xk):
+        count[0] += 1
+
+    cg(op, A.T @ b, rtol=TOL, maxiter=100000, callback=callback)
+    return count[0]
+
+
+def run(quick=False, seed=0, log=print):
+    import sketchlab
+
+    plan = QUICK if quick else FULL
+    A = ds.load("debian-tfidf").X.tocsr()
+    b = planted(A, seed + 1)
+    alphas = plan["alphas"]
+    deffs = effective_dimensions(A, alphas, seed)
+    sketchlab.ridge(A[:2000], b[:2000], 1.0, rng=0)  # compile
+    rows = []
+    for alpha, deff in zip(alphas, deffs):
+        for name in SOLVERS:
+            x, seconds, steps, rank, method = solve(name, A, b, alpha, seed)
+            if name == "sklearn sparse_cg":
+                steps = sparse_cg_steps(A, b, alpha)
+            row = dict(alpha=f"{alpha:.4g}", d_eff=f"{deff:.1f}", solver=name,
+                       seconds=round(seconds, 3), steps=steps, rank=rank, method=method,
+                       residual=f"{normal_residual(A, b, alpha, x):.2e}")
+            rows.append(row)
+            log(" ".join(f"{k}={v}" for k, v in row.items()))
+    return rows
+
+
+def write_csv(rows, path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def read_csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def plot(rows, path):
+    """Steps and time against d_eff, one line per solver."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for name in SOLVERS:
+        items = sorted((r for r in rows if r["solver"] == name), key=lambda r: float(r["d_eff"]))
+        if not items:
+            continue
+        deff = [float(r["d_eff"]) for r in items]
+        steps = [float(r["steps"]) if r["steps"] not in ("", None) else np.nan for r in items]
+        secs = [float(r["seconds"]) for r in items]
+        axes[0].plot(deff, steps, marker="o", label=name)
+        axes[1].plot(deff, secs, marker="o", label=name)
+    for ax, label in zip(axes, ("steps (CG steps; lsqr and sparse_cg iterations)",
+                                "time (s, wall clock)")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("effective dimension d_eff(alpha)")
+        ax.set_ylabel(label)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.suptitle("ridge on debian-tfidf (planted response), relative normal residual 1e-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def summary(rows):
+    """One line per alpha: the fastest solver, ours against the faster of
+    scikit-learn's two."""
+    out = []
+    for alpha in dict.fromkeys(r["alpha"] for r in rows):
+        group = {r["solver"]: r for r in rows if r["alpha"] == alpha}
+        ours = group.get("nystrom-pcg")
+        peers = [group[k] for k in ("sklearn sparse_cg", "sklearn lsqr") if k in group]
+        if ours is None or not peers:
+            continue
+        best = min(peers, key=lambda r: float(r["seconds"]))
+        ratio = float(ours["seconds"]) / max(float(best["seconds"]), 1e-9)
+        out.append(f"d_eff {float(ours['d_eff']):7.1f} (alpha {alpha}): ours {ours['seconds']} s "
+                   f"({ours['steps']} steps, rank {ours['rank']}, {ours['method']}), "
+                   f"{best['solver']} {best['seconds']} s: {ratio:.2f}x its time")
+    return out
+
+
+def main(out, quick=False, seed=0):
+    started = time.perf_counter()
+    try:
+        rows = run(quick=quick, seed=seed)
+    except ds.DatasetError as exc:
+        raise ds.NoDataError(f"ridge: {exc}") from None
+    csv_path = write_csv(rows, Path(out) / NAME / f"{NAME}.csv")
+    fig = plot([{k: str(v) for k, v in r.items()} for r in rows],
+               Path(out) / "figures" / f"{NAME}.png")
+    print(f"ridge: {len(rows)} rows -> {csv_path} ({time.perf_counter() - started:.1f} s)")
+    print(f"figure: {fig}")
+    for line in summary([{k: str(v) for k, v in r.items()} for r in rows]):
+        print(f"  {line}")
+    return 0
