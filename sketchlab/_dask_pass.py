@@ -27,7 +27,7 @@ from ._operators import SketchOperator, sketch_both
 from ._validation import Checked, as_matrix, check_numeric_dtype, result_dtype
 
 __all__ = ["FAN_IN", "Pass", "Ref", "add", "as_block", "bounds", "check_array",
-           "check_operator", "ops_chunk", "state_chunk", "task"]
+           "check_operator", "data", "ops_chunk", "state_chunk", "task"]
 
 # Partial sketches summed by one reduction task: a tree of depth
 # log_8(chunks), and at most 9 partials in a worker's memory per task.
@@ -109,6 +109,13 @@ class Ref:
         self.key = key
 
 
+def data(key, value):
+    """``value`` itself as the graph's node ``key`` (not a task to run)."""
+    if _task_spec is None:  # pragma: no cover - older dask
+        return value
+    return _task_spec.DataNode(key, value)
+
+
 def task(key, func, *args):
     """The task ``func(*args)`` under ``key``, ``Ref(k)`` among ``args`` the
     results it reads.  Through dask's ``Task`` and ``TaskRef`` where dask has
@@ -136,11 +143,18 @@ class Pass:
     task made a layer per task, and culling those cost time quadratic in the
     number of chunks.)"""
 
-    def __init__(self, A, name, func, payload, dtype, outputs=None):
+    def __init__(self, A, name, func, payload, dtype, outputs=None, row_payloads=None):
         self.name = name
         self.blocks = A.to_delayed()  # keys of the (optimized) chunks, one shared graph
         self.payload = dask.delayed(payload, name=f"{name}-operators", traverse=False)
         self.dsk = {}
+        # with row_payloads(i0, h): each row block's own payload (a slice of a
+        # tall operand: a worker receives the rows its chunks need, not all)
+        rows = {}
+        if row_payloads is not None:
+            for bi, (i0, h) in enumerate(bounds(A.chunks[0])):
+                rows[bi] = (f"{name}-rows", bi)
+                self.dsk[rows[bi]] = data(rows[bi], row_payloads(i0, h))
         self.grid = []
         self.dtype = dtype
         self.places = [[((i0, j0), (h, w)) for j0, w in bounds(A.chunks[1])]
@@ -149,8 +163,9 @@ class Pass:
             line = []
             for bj, (j0, w) in enumerate(bounds(A.chunks[1])):
                 key = (f"{name}-chunk", bi, bj)
+                given = rows.get(bi, self.payload.key)
                 self.dsk[key] = task(key, func, Ref(self.blocks[bi, bj].key), (bi, bj),
-                                     (i0, j0), (h, w), Ref(self.payload.key), dtype)
+                                     (i0, j0), (h, w), Ref(given), dtype)
                 if outputs is not None:  # one key per named output of the chunk's task
                     parts = {out: (f"{name}-{out}", bi, bj) for out in outputs}
                     for out, part in parts.items():

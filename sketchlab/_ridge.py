@@ -25,15 +25,18 @@ iteration (:mod:`sketchlab._cg`), on A's linear map
 rule): conjugate gradients first run 8 plain steps; a problem that needs no
 preconditioner ends there, or is left to plain CG when the steps still to go
 at the pace of the last four (an optimistic pace: CG slows down on a decaying
-spectrum) cost less than the first sketch.  Otherwise the sketch starts at
-rank 16 and doubles while the paper's criterion ``lam_l / alpha <= 10`` (well
-conditioned) is not met *and* the predicted saving in steps outweighs the
-price of the new sketch columns and of the larger factorization.  Steps are
-predicted by CG's bound, ``sqrt(kappa) log(2 / reduction) / 2``, with
-``kappa = (lam_l + alpha) / alpha`` under the preconditioner and ``(lam_9 +
-alpha) / alpha`` without (plain CG resolves a few outlying eigenvalues in as
-many steps; an overestimate of both, whose ratio is what decides), the next
-rank's ``lam_2l`` from the decay of the present eigenvalues.  When the preconditioned iteration is not predicted to cost at
+spectrum) cost less than two first sketches.  Otherwise the sketch starts at
+rank 16 and doubles while the paper's criterion (the ratio ``lam_l / alpha``,
+here at most 1: the preconditioned condition number at most 2) is not met
+*and* the predicted saving in steps outweighs the price of the new sketch
+columns and of the larger factorization.  Steps are predicted by CG's bound,
+``sqrt(kappa) log(2 / reduction) / 2``, with ``kappa = (lam_l + alpha) /
+(lam_d + alpha)`` under the preconditioner and ``(lam_9 + alpha) / (lam_d +
+alpha)`` without (plain CG resolves a few outlying eigenvalues in as many
+steps; an overestimate of both, whose ratio is what decides); the
+eigenvalues are A^T A's as the sketch's reliable half (its first l / 2) and
+the power law of their decay put them (the sketch's own last ones
+underestimate them), ``lam_d`` where that law ends.  When the preconditioned iteration is not predicted to cost at
 most 3/4 of the plain one (a flat spectrum: ``lam_1 ~ lam_l``), the plain
 iteration goes on (``fell_back=True``).  The prices are counted in reads of
 A's stored entries, under fixed constants per kind of map
@@ -78,13 +81,16 @@ METHODS = ("nystrom-pcg", "cg", "direct")
 # paper's criterion of a well-conditioned preconditioned system (lam_l / alpha)
 _PROBE_STEPS = 8
 _RANK_START = 16
-_WELL_CONDITIONED = 10.0
+_WELL_CONDITIONED = 1.0
 # the cost model of rank="auto" (in reads of A's stored entries): a column of
 # a block product costs this share of a product with one vector (BLAS 3 on a
 # dense A, the compiled CSR loops, a map known only by its products) ...
 _BLOCK_COST = {"dense": 0.1, "sparse": 0.25, "operator": 0.5}
 # ... and a flop of the dense factorizations 1/32 of a read of A
 _FLOPS_PER_READ = 32.0
+# a sketch is taken only when the plain steps still to go (at the probe's
+# pace) cost this many times the first sketch
+_SKETCH_SHARE = 2.0
 # the preconditioned steps must be predicted to cost at most this share of
 # the plain ones (else plain CG goes on)
 _CLEAR_GAIN = 0.75
@@ -257,10 +263,17 @@ class _Costs:
         """``A^T A`` times ``columns`` vectors, in one block."""
         return 2 * self.reads * (1 + self.block * (columns - 1)) if columns else 0.0
 
-    def step(self, rank):
-        """One conjugate-gradient step of one column: the product and the
-        preconditioner (U read twice)."""
-        return 2 * self.reads + 2.0 * self.d * rank
+    def steps(self, counts, rank):
+        """``counts[c]`` conjugate-gradient steps of the columns c in one
+        block: each step a product with the active columns (a pass over A
+        shared by them all, each active column's share beside it) and the
+        preconditioner (U read twice per column)."""
+        counts = np.asarray(counts, dtype=np.float64)
+        if counts.size == 0:
+            return 0.0
+        shared = 2 * self.reads * (1 - self.block) * float(counts.max())
+        return shared + float(counts.sum()) * (2 * self.reads * self.block
+                                               + 2.0 * self.d * rank)
 
     def factorization(self, rank):
         """The Nystrom factorization at this rank (a d x l SVD and solve)."""
@@ -465,46 +478,62 @@ class _Run:
 
         Steps are predicted by CG's bound, ``sqrt(kappa) / 2`` times the log
         of the reduction still to make, with ``kappa = (lam_9 + alpha) /
-        alpha`` for plain CG (CG resolves a few outlying eigenvalues in as
-        many steps: the probe's 8) and ``(lam_l + alpha) / alpha`` under the
-        preconditioner (the paper's estimate): an overestimate of both, whose
-        ratio is what matters; the next rank's ``lam_2l`` from the decay of
-        the present ones (:class:`_Spectrum`)."""
+        (lam_d + alpha)`` for plain CG (CG resolves a few outlying eigenvalues
+        in as many steps: the probe's 8) and ``(lam_l + alpha) / (lam_d +
+        alpha)`` under the preconditioner (the paper's estimate, with A^T A's
+        ``lam_l`` rather than the sketch's last eigenvalue, which
+        underestimates it): an overestimate of both, whose ratio is what
+        matters.  The eigenvalues come from the sketch's reliable half and,
+        beyond it, the power law of its decay (:class:`_Spectrum`); ``lam_d``
+        is where that law ends (about 0 for a decaying spectrum)."""
         active = np.flatnonzero(cg.active)
         alphas = self.alphas[active]
         l = lam.size
         if not lam[0] > 0:
             return False, False
         reduction = np.log(2.0 * np.maximum(cg.residual[active], self.tol) / self.tol)
-        alpha = np.maximum(alphas, 1e-12 * float(lam[0]))
+        d = self.ops.shape[1]
+        spectrum = _Spectrum(lam, d)
+        # the bottom of the spectrum: lam_d as the power law puts it (about 0
+        # for a decaying spectrum, where alpha is the floor; well above alpha
+        # for a flat one, where plain CG is fast whatever alpha)
+        bottom = np.maximum(alphas + float(spectrum.at(np.array([d]))[0]),
+                            1e-12 * float(lam[0]))
 
-        def steps(floor):
-            return 0.5 * reduction * np.sqrt((floor + alphas) / alpha)
+        def steps(top):
+            return 0.5 * reduction * np.sqrt((top + alphas) / bottom)
 
-        # plain CG deflates a few outlying eigenvalues in as many steps (it
-        # has taken _PROBE_STEPS): its condition number from the next one
-        plain = float(np.sum(steps(float(lam[min(_PROBE_STEPS, l - 1)])))) * costs.step(0)
-        now = float(np.sum(steps(float(lam[-1])))) * costs.step(l)
+        # the eigenvalues as the sketch's reliable half says they fall off (its
+        # last ones underestimate A^T A's: the lam_32 of a rank-32 sketch of
+        # the 1/j^2 spectrum is a quarter of the true one); plain CG deflates a
+        # few outlying eigenvalues in as many steps (it has taken
+        # _PROBE_STEPS): its condition number from the next one
+        floor = float(spectrum.at(np.array([l]))[0])
+        plain = costs.steps(steps(float(spectrum.at(np.array([_PROBE_STEPS + 1]))[0])), 0)
+        now = costs.steps(steps(floor), l)
         # a clear gain (the predictions are rough; a tie goes to plain CG)
         pays = now < _CLEAR_GAIN * plain
-        well = np.all(lam[-1] <= _WELL_CONDITIONED * alphas)
+        well = np.all(floor <= _WELL_CONDITIONED * alphas)
         if well or l >= cap:
             return False, pays
         l2 = min(2 * l, cap)
-        spectrum = _Spectrum(lam, self.ops.shape[1])
         floor2 = float(spectrum.at(np.array([l2]))[0])
         later = (costs.product(l2 - l) + costs.factorization(l2)
-                 + float(np.sum(steps(min(floor2, float(lam[-1]))))) * costs.step(l2))
+                 + costs.steps(steps(floor2), l2))
         return later < min(now, plain), pays
 
     def _worth_a_sketch(self, cg, costs):
         """Whether the plain steps still to go, at the pace of the last half
         of the probe (optimistic: CG slows down on a decaying spectrum),
-        cost more than the first sketch: else plain CG finishes."""
+        cost more than :data:`_SKETCH_SHARE` times the first sketch (which
+        can save only a share of them): else plain CG finishes.  The
+        condition number of the spectral model counts alpha as the floor of
+        the spectrum; where A^T A's smallest eigenvalue lies far above alpha,
+        the probe's pace is what shows the problem to be easy."""
         active = np.flatnonzero(cg.active)
-        left = float(np.sum(self._plain_pace(active))) * costs.step(0)
+        left = costs.steps(self._plain_pace(active), 0)
         l = min(_RANK_START, self.ops.shape[1])
-        return left > costs.product(l) + costs.factorization(l)
+        return left > _SKETCH_SHARE * (costs.product(l) + costs.factorization(l))
 
     def _plain_pace(self, active):
         """Each active column's remaining plain steps at the pace of the
@@ -695,7 +724,7 @@ def ridge(A: MatrixLike, b: ArrayLike, alpha: Any, *, method: str = "nystrom-pcg
         The rank ``l`` of the Nystrom preconditioner.  ``"auto"``: 8 plain
         steps first (enough for a well-conditioned problem), then from 16,
         doubled while the preconditioned system is not yet well conditioned
-        (``lam_l / alpha > 10``) and the predicted saving in steps outweighs
+        (``lam_l / alpha > 1``) and the predicted saving in steps outweighs
         the price of the larger sketch; plain CG goes on where a
         preconditioner would not pay (``fell_back``).  An int: that rank (at
         most d), no plain steps first.

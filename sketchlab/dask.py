@@ -374,7 +374,8 @@ def _product_chunk(raw, where, offsets, shape, payload, dtype):
     (i0, j0), (h, w) = offsets, shape
     block = as_linear_map(as_block(raw, where, shape, dtype))  # checked by as_block
     with serial_blas():  # the same sums whatever the worker's BLAS threads
-        part = block.matmat(W[j0:j0 + w]) if side == "right" else block.rmatmat(W[i0:i0 + h])
+        # right: W is all of the small operand; left: the rows of this row block
+        part = block.matmat(W[j0:j0 + w]) if side == "right" else block.rmatmat(W)
     stored = block.entries.nnz if issparse(block.entries) else h * w
     return {"prod": np.asarray(part, dtype=dtype),
             "sq": np.array([block.frobenius2(), float(stored)]) if squares else None}
@@ -406,8 +407,14 @@ class ChunkMap(LinearMap):
     def _run(self, side, W, out):
         W = np.ascontiguousarray(W, dtype=self.dtype)
         squares, self.count = self.norm2 is None, self.count + 1
-        graph = Pass(self.array, f"sketchlab-product-{side}-{tokenize(self.array, W, self.count)}",
-                     _product_chunk, (side, W, squares), self.dtype, outputs=("prod", "sq"))
+        name = f"sketchlab-product-{side}-{tokenize(self.array, W, self.count)}"
+        if side == "right":
+            graph = Pass(self.array, name, _product_chunk, (side, W, squares), self.dtype,
+                         outputs=("prod", "sq"))
+        else:  # a tall W: each row block's tasks receive its rows only
+            graph = Pass(self.array, name, _product_chunk, None, self.dtype,
+                         outputs=("prod", "sq"),
+                         row_payloads=lambda i0, h: (side, W[i0:i0 + h], squares))
         parts, total = graph.compute([graph.sums(1 if side == "right" else 0, "p", "prod"),
                                       graph.sums(None, "sq", "sq") if squares else []],
                                      self.scheduler)
