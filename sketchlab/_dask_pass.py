@@ -55,11 +55,14 @@ def check_array(A, name="A"):
     return result_dtype(A.dtype)
 
 
-def as_block(raw, where, shape, dtype):
+def as_block(raw, where, shape, dtype, finite=True):
     """The chunk at grid position ``where`` checked (finite values, valid
-    sparse arrays, the shape that A.chunks promise) and cast to ``dtype``."""
+    sparse arrays, the shape that A.chunks promise) and cast to ``dtype``.
+    ``finite=False``: its values not checked again (a later pass of a map
+    whose first pass checked them; a sparse chunk's index arrays are checked
+    every time, as they guard the compiled loops' reads)."""
     name = f"A chunk {where}"
-    block = as_matrix(raw, name)
+    block = as_matrix(raw, name, finite=finite)
     if block.shape != shape:
         raise ValueError(f"{name} has shape {block.shape}, but the chunks of A say {shape}")
     return block if block.dtype == dtype else block.astype(dtype)
