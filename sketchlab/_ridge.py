@@ -415,6 +415,16 @@ def _relative(R, G):
     return np.where(gn > 0, rn / np.where(gn > 0, gn, 1.0), 0.0)
 
 
+class _Probe:
+    """The plain steps of ``rank="auto"`` on the hardest columns: their
+    iteration, their indices, whether they are all the columns, how many
+    columns each stands for (in the prices), their residual history."""
+
+    def __init__(self, cg, columns, everything, weight):
+        self.cg, self.columns, self.everything, self.weight = cg, columns, everything, weight
+        self.history = []
+
+
 class _Run:
     """The conjugate-gradient solve of ``(A^T A + alpha_c I) X = G``: the
     plain probe, the sketch and its rank, the preconditioned iteration, the
@@ -437,6 +447,30 @@ class _Run:
             self.iterations += 1
             self.history.append(cg.residual.copy())
 
+    def _probe(self):
+        """Plain steps on the hardest columns (those of the smallest alpha:
+        the others converge no slower), :data:`_PROBE_STEPS` of them; their
+        residuals go into the history beside the others' first ones."""
+        columns = np.flatnonzero(self.alphas == self.alphas.min())
+        everything = columns.size == self.G.shape[1]
+        cg = ConjugateGradients(lambda V, idx: self.matvec(V, columns[idx]),
+                                self.G[:, columns], tol=self.tol, indexed=True)
+        start = _relative(self.G, self.G)  # 1 per nonzero column (X = 0), 0 else
+        probe = _Probe(cg, columns, everything, max(1, self.G.shape[1] // columns.size))
+
+        def record():
+            row = start.copy()
+            row[columns] = cg.residual
+            self.history.append(row)
+            probe.history.append(cg.residual.copy())
+
+        record()
+        while (self.iterations < self.maxiter and cg.iterations < _PROBE_STEPS
+               and cg.step_once()):
+            self.iterations += 1
+            record()
+        return probe
+
     def start(self, X0=None, precond=None):
         """A conjugate-gradient iteration from X0 (the history's first row
         when it is the first)."""
@@ -446,11 +480,10 @@ class _Run:
             self.history.append(cg.residual.copy())
         return cg
 
-    def sketch(self, rank, gen, costs, plain_cg):
+    def sketch(self, rank, gen, costs, probe):
         """The Nystrom factorization at ``rank`` (an int), or grown from 16
-        (``"auto"``); ``plain_cg`` the probe's iteration (its pace calibrates
-        the prediction), None for a given rank.  Returns the preconditioner,
-        or None where it does not pay."""
+        (``"auto"``, ``probe`` the plain steps' :class:`_Probe`).  Returns the
+        preconditioner, or None where it does not pay."""
         d = self.ops.shape[1]
         cap = max(1, min(d, _SKETCH_MAX_ENTRIES // max(d, 1)))
         auto = rank == "auto"
@@ -464,7 +497,7 @@ class _Run:
             self.lam = lam
             if not auto:
                 return NystromPreconditioner(lam, U, self.alphas, self.dtype)
-            grow, pays = self._decide(lam, costs, plain_cg, cap)
+            grow, pays = self._decide(lam, costs, probe, cap)
             if not grow:
                 return NystromPreconditioner(lam, U, self.alphas, self.dtype) if pays else None
             new = min(2 * l, cap) - l
@@ -472,7 +505,7 @@ class _Run:
             Omega, Y = np.hstack([Omega, Om2]), np.hstack([Y, Y2])
             l += new
 
-    def _decide(self, lam, costs, cg, cap):
+    def _decide(self, lam, costs, probe, cap):
         """``(grow, pays)``: whether doubling the rank is predicted to pay,
         and whether the present preconditioner beats plain CG.
 
@@ -486,12 +519,16 @@ class _Run:
         matters.  The eigenvalues come from the sketch's reliable half and,
         beyond it, the power law of its decay (:class:`_Spectrum`); ``lam_d``
         is where that law ends (about 0 for a decaying spectrum)."""
-        active = np.flatnonzero(cg.active)
-        alphas = self.alphas[active]
+        active = np.flatnonzero(probe.cg.active)
+        alphas = self.alphas[probe.columns[active]]
         l = lam.size
         if not lam[0] > 0:
             return False, False
-        reduction = np.log(2.0 * np.maximum(cg.residual[active], self.tol) / self.tol)
+        reduction = np.log(2.0 * np.maximum(probe.cg.residual[active], self.tol) / self.tol)
+        # every column priced as the probed (hardest) ones: a path's steps
+        # share their passes over A
+        reduction = np.tile(reduction, probe.weight)
+        alphas = np.tile(alphas, probe.weight)
         d = self.ops.shape[1]
         spectrum = _Spectrum(lam, d)
         # the bottom of the spectrum: lam_d as the power law puts it (about 0
@@ -522,7 +559,7 @@ class _Run:
                  + costs.steps(steps(floor2), l2))
         return later < min(now, plain), pays
 
-    def _worth_a_sketch(self, cg, costs):
+    def _worth_a_sketch(self, probe, costs):
         """Whether the plain steps still to go, at the pace of the last half
         of the probe (optimistic: CG slows down on a decaying spectrum),
         cost more than :data:`_SKETCH_SHARE` times the first sketch (which
@@ -530,15 +567,15 @@ class _Run:
         condition number of the spectral model counts alpha as the floor of
         the spectrum; where A^T A's smallest eigenvalue lies far above alpha,
         the probe's pace is what shows the problem to be easy."""
-        active = np.flatnonzero(cg.active)
-        left = costs.steps(self._plain_pace(active), 0)
+        left = costs.steps(np.tile(self._plain_pace(probe), probe.weight), 0)
         l = min(_RANK_START, self.ops.shape[1])
         return left > _SKETCH_SHARE * (costs.product(l) + costs.factorization(l))
 
-    def _plain_pace(self, active):
-        """Each active column's remaining plain steps at the pace of the
-        last half of the plain steps so far (their geometric mean)."""
-        hist = np.array(self.history)[:, active]
+    def _plain_pace(self, probe):
+        """Each active probed column's remaining plain steps at the pace of
+        the last half of the probe's steps (their geometric mean)."""
+        active = np.flatnonzero(probe.cg.active)
+        hist = np.array(probe.history)[:, active]
         k = hist.shape[0] - 1
         rate = np.full(active.size, 0.999)
         if k:
@@ -557,16 +594,24 @@ class _Run:
             cg = self.start()
             self._iterate(cg, self.maxiter)
         elif rank == "auto":
-            cg = self.start()
-            self._iterate(cg, _PROBE_STEPS)
+            probe = self._probe()
+            cg = probe.cg
             if cg.active.any() and self.iterations < self.maxiter:
-                if self._worth_a_sketch(cg, costs):
-                    self.pre = self.sketch(rank, gen, costs, cg)
+                if self._worth_a_sketch(probe, costs):
+                    self.pre = self.sketch(rank, gen, costs, probe)
                 if self.pre is None:  # plain CG about done, or a flat spectrum
                     self.fell_back = True
-                else:  # from where the plain steps got to
-                    self.rank = self.pre.rank
-                    cg = self.start(cg.X, self.pre)
+                if self.pre is not None or not probe.everything:
+                    # every column, from where the probe got its own to
+                    X0 = np.zeros_like(self.G)
+                    X0[:, probe.columns] = cg.X
+                    cg = self.start(X0, self.pre)
+                    self.rank = self.pre.rank if self.pre is not None else 0
+                self._iterate(cg, self.maxiter)
+            elif not probe.everything:  # the probe solved the hardest: the rest plainly
+                X0 = np.zeros_like(self.G)
+                X0[:, probe.columns] = cg.X
+                cg = self.start(X0)
                 self._iterate(cg, self.maxiter)
         else:
             self.pre = self.sketch(rank, gen, costs, None)
