@@ -714,10 +714,12 @@ def ridge_run(ops: LinearMap, B: NDArray[np.floating], alphas: NDArray[np.float6
             w = np.maximum(eigvalsh(gram(scaled)), 0.0)
             deff = np.array([float(np.sum(w / (w + a))) if a > 0 else float(np.sum(w > 0))
                              for a in path_s])
-        else:
+        elif run.lam is not None:
             total = scaled.frobenius2()
             total = total() if callable(total) else total  # a dask map's: after its first pass
             deff = _effective_dimension(run.lam, path_s if not paired else alphas_s, total, d)
+        else:
+            deff = None
     if eb - ea:
         X = np.ldexp(X, eb - ea).astype(dtype, copy=False)
     converged = bool(np.all(rel <= tol))
