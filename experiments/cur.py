@@ -34,8 +34,11 @@ import numpy as np
 
 from . import datasets as ds
 from . import svd as svd_sweep
-from .analysis import group
-from .runs import ConfigError, derive_seed, progress
+from .analysis import curve, group
+from .plotting import DATASET_COLORS, dataset_figures, title
+from .report import Verdict, dataset_label, figure_lines, load_caveat, mark, md_table
+from .runs import ConfigError, derive_seed, load_average, positive_int, progress
+from .runs import grid as grid_type
 
 NAME = "cur"
 DEFAULT_DATASETS = ("madelon", "debian-tfidf", "fashion-mnist")
@@ -43,7 +46,7 @@ SELECTIONS = ("uniform", "leverage", "approx-leverage", "deim", "pivoted-qr")
 CORES = ("fast", "exact", "cross")
 COLUMNS = (
     "part", "dataset", "storage", "m", "n", "k", "c", "r", "select", "core", "s_c", "s_r", "rep",
-    "seed", "error", "error_ratio", "residual_opt", "seconds", "repeats",
+    "seed", "error", "error_ratio", "residual_opt", "seconds", "repeats", "load",
 )  # fmt: skip
 CORE_SPEEDUP = 10.0  # fast core vs exact core
 CORE_ERROR = 0.02  # fast core's error within 2% of the exact core's
@@ -80,6 +83,11 @@ class CURConfig:
         """One c = r (4k), one seed, fewer timing runs (``--quick``)."""
         base = {"reps": 1, "grid": (40,), "claim_reps": 1, "timing_repeats": 2}
         return cls(**{**base, **kwargs})
+
+
+def add_options(parser):
+    parser.add_argument("--k", type=positive_int, help="target rank k (default 10)")
+    parser.add_argument("--grid", type=grid_type, help="comma-separated values of c = r")
 
 
 def make_config(datasets, *, quick=False, reps=None, seed=0, k=None, grid=None):
@@ -138,8 +146,9 @@ def _keys(data, config, c):
 
 
 def _row(part, **keys):
+    """A row; ``load``, the machine's load average, is taken now, right after its timings."""
     row = dict.fromkeys(COLUMNS, math.nan)
-    row.update(part=part, **keys)
+    row.update(part=part, load=load_average(), **keys)
     return row
 
 
@@ -317,3 +326,107 @@ def summary(rows):
                          f"{item['select_speedup']:.1f}x faster than leverage, error "
                          f"{item['select_error']:.3f}x")  # fmt: skip
     return lines
+
+
+# -- figure and report section --------------------------------------------------------------
+
+
+STYLE = {"fast": "-", "exact": "--", "cross": ":"}
+
+
+COLORS = dict(zip(("uniform", "leverage", "approx-leverage", "deim", "pivoted-qr"),
+                      DATASET_COLORS))  # fmt: skip
+
+
+def draw(ax, rows):
+    """One data set: CUR error ratio against c = r, each selection (color) x core (line)."""
+    for (select, core), sub in group(rows, "select", "core").items():
+        cv = curve(sub, "c", "error_ratio")
+        ax.plot(cv["x"], cv["mean"], STYLE.get(core, "-"), marker="o", ms=3, lw=1.2,
+                color=COLORS.get(select, "gray"), label=f"{select}, {core} core")
+    ax.set_yscale("log")
+    ax.set_xlabel("c = r (columns and rows kept)")
+    ax.set_ylabel("||A - C U R||_F / ||A - A_k||_F")
+    r0 = rows[0]
+    ax.set_title(f"{title(r0['dataset'])}\nm = {r0['m']}, n = {r0['n']}, k = {r0['k']}",
+                 fontsize=9)  # fmt: skip
+
+
+def section(out, rows, verdicts, runs):
+    res = analyse(rows)
+    sweep = [r for r in rows if r["part"] == "sweep"]
+    k = sweep[0]["k"] if sweep else rows[0]["k"]
+    lines = [
+        "## CUR decomposition (sketchlab's targets; the paper's Section 1 application)", "",
+        f"`sketchlab.cur(A, c, k={k:g}, select=..., core=...)` with c = r columns and rows of A "
+        "chosen by each selection (uniform; exact rank-k leverage scores; approximate, "
+        "sketched ones; DEIM; pivoted QR) and each core U (\"fast\": Fast GMR, Algorithm 1, "
+        "with s = 10 c; \"exact\": C^+ A R^+; \"cross\": A[rows, columns]^+). The three "
+        "cores of one (selection, c, seed) share its columns and rows. Error ratio "
+        "||A - C U R||_F / ||A - A_k||_F (exact; 1 is the best rank-k error, which a CUR with "
+        "c > k columns can beat), mean over seeds, and mean seconds of the `cur` call.", "",
+    ]  # fmt: skip
+    for name, combos in res.items():
+        cs = sorted({c for cells in combos.values() for c in cells})
+        body = []
+        for (select, core), cells in combos.items():
+            body.append([select, core, *[
+                "n/a" if c not in cells else f"{cells[c][0]:.3f} ({cells[c][1]:.2g} s)"
+                for c in cs]])  # fmt: skip
+        lines += [f"### {dataset_label(name)}", ""]
+        lines += md_table(["selection", "core", *[f"c = r = {c:g}" for c in cs]], body) + [""]
+        skipped = [s for s in SELECTIONS if not any(s == sel for sel, _ in combos)]
+        if skipped:
+            lines += [f"Not run on {name}: {', '.join(skipped)} (exact leverage scores of a "
+                      "dense matrix this large take two dense SVDs per call).", ""]  # fmt: skip
+    claims = analyse_claims(rows)
+    if claims:
+        lines += [
+            "### The two CUR targets", "",
+            "On the claims' data set, with k = 10 and c = r = 100: (1) on the columns and rows "
+            "of an approx-leverage selection, the fast core (`fast_gmr`, s = 10 c) is >= "
+            f"{CORE_SPEEDUP:g}x faster than the exact core (`gmr`, C^+ A R^+) with an "
+            f"error within {100 * CORE_ERROR:g}% of it; (2) approx-leverage selection is "
+            f">= {SELECT_SPEEDUP:g}x faster than exact leverage scores (each timed as "
+            "`cur(..., core=\"cross\")`, the selection and a c x r pseudo-inverse) with an error "
+            f"(exact core on each selection) at most {SELECT_ERROR:g}x. Times: median "
+            "of repeated runs after a warm-up; ratios: median over seeds.", "",
+        ]  # fmt: skip
+        record = runs.get(NAME, (None, {}))[1]
+        body = []
+        for c in claims:
+            where = f"{c['dataset']}, c = r = {c['c']:g}, k = {c['k']:g}"
+            caveats = {part: load_caveat([r for r in rows if r["part"] == part
+                                          and r["dataset"] == c["dataset"]], record)
+                       for part in ("core", "select")}  # fmt: skip
+            if "core_speedup" in c:
+                body.append([dataset_label(c["dataset"]), "fast core vs exact core",
+                             f"{c['core_fast_s'] * 1e3:.1f} / {c['core_exact_s'] * 1e3:.1f} ms",
+                             f"{c['core_speedup']:.1f}x", f"{100 * c['core_error']:+.2f}%",
+                             c["reps"], mark(c["core_ok"]) + caveats["core"]])  # fmt: skip
+                verdicts.append(Verdict(
+                    "cur_core", c["dataset"], f"CUR fast core on {where}: "
+                    f"{c['core_speedup']:.1f}x faster than the exact core, error "
+                    f"{100 * c['core_error']:+.2f}% -> {mark(c['core_ok'])}{caveats['core']}",
+                    c["core_ok"],
+                    f"sketchlab's CUR fast core on {c['dataset']}"))  # fmt: skip
+            if "select_speedup" in c:
+                body.append([dataset_label(c["dataset"]), "approx-leverage vs leverage selection",
+                             f"{c['select_approx_s'] * 1e3:.1f} / "
+                             f"{c['select_exact_s'] * 1e3:.1f} ms",
+                             f"{c['select_speedup']:.1f}x", f"{c['select_error']:.3f}x",
+                             c["reps"], mark(c["select_ok"]) + caveats["select"]])  # fmt: skip
+                verdicts.append(Verdict(
+                    "cur_select", c["dataset"], f"CUR approx-leverage selection on {where}: "
+                    f"{c['select_speedup']:.1f}x faster than exact leverage, error "
+                    f"{c['select_error']:.3f}x -> {mark(c['select_ok'])}{caveats['select']}",
+                    c["select_ok"],
+                    f"sketchlab's approx-leverage CUR selection on {c['dataset']}"))
+        lines += md_table(["data set", "comparison", "time (fast / slow)", "speed-up",
+                         "error (fast vs slow)", "seeds", "verdict"], body)  # fmt: skip
+    return lines + [""] + figure_lines(out, "cur")
+
+
+def plot(rows, folder):
+    """``cur.png`` (one panel per data set, the sweep's rows) and ``cur/<dataset>.png``."""
+    return dataset_figures(NAME, [r for r in rows if r["part"] == "sweep"], folder, draw)

@@ -1,11 +1,9 @@
 """The paper's data sets: where they come from, where they are found, how they are read.
 
-Where data is looked for (the one rule of the experiments and the tests,
-:func:`data_dirs`):
-
-1. ``$SKETCHLAB_DATA``, when it is set, and then only there;
-2. otherwise ``~/.cache/sketchlab`` (where downloads go), then
-   ``../shared/datasets`` next to the checkout (the project's shared copies).
+Where data is looked for: ``tests/_data.py`` (the one rule of the tests, the experiments
+and the benchmarks): ``$SKETCHLAB_DATA`` when it is set, and then only there;
+otherwise ``~/.cache/sketchlab`` (where downloads go), then ``../shared/datasets`` next to
+the checkout.
 
 A registry entry is found under one of its file names (the first one
 present wins), in each of these directories or in a sub-directory named
@@ -46,12 +44,13 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+# the one data-directory rule of the tests, the experiments and the benchmarks
+from tests._data import data_dirs, data_home, describe_dirs, find_file  # noqa: F401 (re-exported)
+
 logger = logging.getLogger("experiments")
 
 LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets"
 FASHION = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com"
-# ../shared/datasets next to the checkout: the project's shared copies of the data sets.
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 # Where Debian's dataset-fashion-mnist package installs the original IDX files.
 SYSTEM_FASHION_DIR = Path("/usr/share/datasets/fashion-mnist")
 # A LIBSVM file given by path is treated as dense above this fraction of nonzeros.
@@ -303,48 +302,6 @@ ALIASES = {
 # The data sets of each experiment of the paper, in the order of its figures.
 GMR_DATASETS = ("gisette", "mnist", "madelon", "rcv1", "real-sim", "news20", "svhn")
 KERNEL_DATASETS = ("dna", "gisette", "madelon", "mushrooms", "splice", "a5a")
-
-
-def data_dirs():
-    """The directories searched for data files, in order.
-
-    This is the one rule of the experiments and the tests (``tests/_data.py``
-    repeats it, so that the library's tests do not import the experiments;
-    ``experiments/tests/test_datasets.py`` checks that the two agree):
-
-    1. ``$SKETCHLAB_DATA``, when it is set, and then only that directory (a run
-       never picks up files from elsewhere);
-    2. otherwise ``~/.cache/sketchlab`` (where :func:`fetch` downloads to),
-       then ``../shared/datasets`` next to the checkout.
-
-    Directories are listed whether or not they exist (error messages show
-    them all).
-    """
-    env = os.environ.get("SKETCHLAB_DATA")
-    if env:
-        return [Path(env).expanduser()]
-    return [Path.home() / ".cache" / "sketchlab", SHARED_DATA]
-
-
-def data_home():
-    """Where downloads go: the first of :func:`data_dirs`."""
-    return data_dirs()[0]
-
-
-def find_file(name):
-    """Path of the file ``name`` in the first of :func:`data_dirs` that holds it, or None."""
-    for folder in data_dirs():
-        if (folder / name).is_file():
-            return folder / name
-    return None
-
-
-def describe_dirs():
-    """The search order as a sentence, for messages."""
-    dirs = ", ".join(str(d) for d in data_dirs())
-    if os.environ.get("SKETCHLAB_DATA"):
-        return f"{dirs} ($SKETCHLAB_DATA)"
-    return f"{dirs} ($SKETCHLAB_DATA is not set)"
 
 
 def no_data_message(sweep, names):

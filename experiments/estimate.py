@@ -52,6 +52,7 @@ the paper's data over sketch sizes and seeds.  Rows (column ``part``):
 import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -60,7 +61,9 @@ from . import gmr as gmr_sweep
 from . import kernel as kernel_sweep
 from . import svd as svd_sweep
 from .analysis import group
-from .runs import derive_seed, progress
+from .plotting import DATASET_COLORS, panel_figure, pyplot, title
+from .report import Verdict, dataset_label, figure_lines, fmt, load_caveat, mark, md_table
+from .runs import derive_seed, load_average, positive_float, progress
 
 NAME = "estimate"
 DEFAULT_DATASETS = ("madelon", "dna", "mushrooms", "debian-tfidf")
@@ -73,6 +76,7 @@ COLUMNS = (
     "part", "algorithm", "dataset", "storage", "sketch", "m", "n", "k", "c", "r", "a", "x", "s",
     "s_c", "s_r", "rep", "seed", "tol", "true_error", "value", "low", "high", "covered",
     "n_probes", "error_ratio", "rank", "best_rank", "seconds", "seconds_plain", "same_answer",
+    "load",
 )  # fmt: skip
 CASES_TARGET = 200  # cases per algorithm before coverage and accuracy are judged
 # targets of the report (sketchlab's, not the paper's)
@@ -129,6 +133,12 @@ class EstimateConfig:
         return cls(**{**base, **kwargs})
 
 
+def add_options(parser):
+    parser.add_argument("--gamma", type=positive_float,
+                        help="RBF scale of the kernel cases for files given by path (default: "
+                        "the registry's; files without one get no kernel cases)")
+
+
 def make_config(datasets, *, quick=False, reps=None, seed=0, gamma=None):
     """The config of the CLI options (``--reps`` sets the seeds of every part)."""
     kwargs = {"datasets": tuple(datasets), "seed": seed, "gamma": gamma}
@@ -180,8 +190,9 @@ def timed(fn, min_total=0.05, repeat=3):
 
 
 def _row(part, algorithm, name, **keys):
+    """A row; ``load``, the machine's load average, is taken now, right after its timings."""
     row = dict.fromkeys(COLUMNS, math.nan)
-    row.update(part=part, algorithm=algorithm, dataset=name, **keys)
+    row.update(part=part, algorithm=algorithm, dataset=name, load=load_average(), **keys)
     return row
 
 
@@ -667,3 +678,165 @@ def summary(rows):
                      f"{100 * item['success']:.0f}% within tol, time / fixed a = "
                      f"{item['a_fixed']}: {item['time_ratio']:.2f}x")  # fmt: skip
     return lines
+
+
+# -- figure and report section --------------------------------------------------------------
+
+
+def draw(ax, rows):
+    """One algorithm's cases: estimated against true error, the interval as a bar."""
+    per_set = group(rows, "dataset")
+    lo, hi = math.inf, 0.0
+    for i, ((name,), sub) in enumerate(per_set.items()):
+        true = np.array([r["true_error"] for r in sub])
+        value = np.array([r["value"] for r in sub])
+        low = np.array([r["low"] for r in sub])
+        high = np.array([r["high"] for r in sub])
+        covered = np.mean([bool(r["covered"]) for r in sub])
+        ax.errorbar(true, value, yerr=[value - low, high - value], fmt="o", ms=2.5, lw=0.6,
+                    alpha=0.6, color=DATASET_COLORS[i % len(DATASET_COLORS)],
+                    label=f"{title(name)} ({100 * covered:.0f}% of {len(sub)} covered)")
+        lo, hi = min(lo, true.min(), low.min()), max(hi, true.max(), high.max())
+    if math.isfinite(lo) and lo > 0:
+        line = [lo / 1.2, hi * 1.2]
+        ax.plot(line, line, "-", color="black", lw=0.8, label="estimate = truth")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.xaxis.set_minor_formatter("")  # a narrow log range labels its minor ticks: they collide
+    ax.set_xlabel("true error ||A - A_hat||_F")
+    ax.set_ylabel("estimate, interval [low, high]")
+    ax.set_title(f"{rows[0]['algorithm']}: {len(rows)} cases", fontsize=9)
+    ax.legend(fontsize=6)
+
+
+def plot(rows, folder):
+    """``estimate.png``: one panel per algorithm, estimate against truth, every case."""
+    plt = pyplot()
+    cases = [r for r in rows if r["part"] == "estimate"]
+    if not cases:
+        return []
+    return [panel_figure(plt, cases, "algorithm", draw, Path(folder) / "estimate.png",
+                          legend=False)]
+
+
+def _pct(value):
+    return f"{fmt(100 * value, '.0f')}%"
+
+
+def section(out, rows, verdicts, runs):
+    res = analyse(rows)
+    lines = [
+        "## Error estimates and fixed accuracy (sketchlab's targets, not the paper's)", "",
+        "`estimate_error=True` returns an `ErrorEstimate` of ||A - A_hat||_F for the answer "
+        "returned, with an interval [low, high] meant to hold the true error about 90% of the "
+        "time. Each case is one (algorithm, data set, sketch size, seed), its true error "
+        "computed exactly: fast_gmr (Algorithm 1) on the gmr sweep's problems (c = r = "
+        f"{EstimateConfig.c}, s = a c), the single-pass SVDs at the svd sweep's sizes "
+        "(rank-k output), faster SPSD (Algorithm 2, c = 2k uniform landmarks, s = a c) and "
+        "Nystrom (c landmarks) on the RBF kernels. Targets: the interval holds the true error "
+        f"in >= {100 * COVERAGE_TARGET:.0f}% of >= {CASES_TARGET} cases per algorithm, "
+        f"and the median of |value / true - 1| is <= {ACCURACY_TARGET:g} (with fewer cases, "
+        "a `--quick` run, the numbers are shown and not judged). The answer is the same with "
+        "and without the estimate (its probes are drawn after everything else): column "
+        "'same answer'.", "",
+    ]  # fmt: skip
+    header = ["algorithm", "cases", "coverage (per data set)", "median abs(value/true - 1)",
+              "same answer", "time with / without (median of single runs)",
+              f"coverage >= {100 * COVERAGE_TARGET:.0f}%",
+              f"accuracy <= {ACCURACY_TARGET:g}"]  # fmt: skip
+    record = runs.get(NAME, (None, {}))[1]
+    body = []
+    for alg, item in res.items():
+        per_set = ", ".join(f"{n} {_pct(v['coverage'])} of {v['cases']}"
+                            for n, v in item["per_set"].items())  # fmt: skip
+        few = f"{item['cases']} of the {CASES_TARGET} cases it needs"  # a --quick run
+        body.append([alg, item["cases"], f"{_pct(item['coverage'])} ({per_set})",
+                     fmt(item["accuracy"], ".3f"), "yes" if item["same"] else "**no**",
+                     f"{fmt(item['cost'][0], '.2f')}x", mark(item["coverage_ok"], few),
+                     mark(item["accuracy_ok"], few)])  # fmt: skip
+        for key, what, value in (("coverage_ok", "interval coverage", _pct(item["coverage"])),
+                                 ("accuracy_ok", "median abs(value/true - 1)",
+                                  fmt(item["accuracy"], ".3f"))):  # fmt: skip
+            verdicts.append(Verdict(
+                f"estimate_{key}", alg, f"error estimate of {alg}, {what}: {value} over "
+                f"{item['cases']} cases -> {mark(item[key], few)}", item[key],
+                f"sketchlab's error estimate ({what}) of {alg}"))  # fmt: skip
+    lines += md_table(header, body)
+    cost = analyse_cost(rows)
+    if cost:
+        lines += ["", "### The cost of the estimate", "",
+                  "The same call with and without `estimate_error=True`, timed in alternation "
+                  "(after a warm-up), median of each: fast_gmr on the problem above at a = "
+                  f"{cost[0]['a'] if math.isfinite(cost[0]['a']) else '?'}, fast_sp_svd(A, k) "
+                  "at the library's default sizes and sketches. Targets: at most "
+                  f"+{100 * (GMR_COST_TARGET - 1):.0f}% for fast_gmr, "
+                  f"+{100 * (SVD_COST_TARGET - 1):.0f}% for fast_sp_svd.", ""]  # fmt: skip
+        body = []
+        for c in cost:
+            sizes = (f"a = {c['a']:g}, s = {c['s_c']:g} x {c['s_r']:g}"
+                     if c["algorithm"] == "fast_gmr" else f"k = {c['k']:g}, default sizes")
+            timed = [r for r in rows if r["part"] == "cost" and r["dataset"] == c["dataset"]
+                     and r["algorithm"] == c["algorithm"]]  # fmt: skip
+            caveat = load_caveat(timed, record)
+            body.append([dataset_label(c["dataset"]), c["algorithm"], sizes, c["pairs"],
+                         f"{c['without'] * 1e3:.1f}", f"{c['with'] * 1e3:.1f}",
+                         f"{100 * (c['ratio'] - 1):+.1f}%", mark(c["ok"]) + caveat])  # fmt: skip
+            if c["ok"] is not None:
+                verdicts.append(Verdict(
+                    "estimate_cost", c["dataset"], f"cost of the estimate of {c['algorithm']} on "
+                    f"{c['dataset']}: {100 * (c['ratio'] - 1):+.1f}% (target <= "
+                    f"+{100 * (c['target'] - 1):.0f}%) -> {mark(c['ok'])}{caveat}", c["ok"],
+                    f"sketchlab's estimate cost for {c['algorithm']} on {c['dataset']}"))
+        lines += md_table(["data set", "algorithm", "sizes", "pairs", "without (ms)", "with (ms)",
+                         "added", "verdict"], body)  # fmt: skip
+    tol = analyse_gmr_tol(rows)
+    if tol:
+        lines += ["", "### fast_gmr(tol=t)", "",
+                  "`fast_gmr(A, C, R, tol=t)` chooses its sketch size; on the problems above, "
+                  "over the seeds: the fraction of runs whose true error ratio is <= t (target "
+                  f">= {100 * TOL_SUCCESS_TARGET:.0f}%), and its time against a fixed-size "
+                  "call at a*, the smallest a of the grid whose mean error ratio (the cases "
+                  f"above) is within t, timed right after it (target <= {TOL_TIME_TARGET:g}x,"
+                  " median over seeds).", ""]  # fmt: skip
+        body = []
+        for t in tol:
+            body.append([dataset_label(t["dataset"]), f"{t['tol']:g}", t["runs"],
+                         _pct(t["success"]),
+                         f"{fmt(t['median'], '.4f')} / {fmt(t['max'], '.4f')}",
+                         "none" if t["a_fixed"] is None else
+                         f"{t['a_fixed']} ({fmt(t['mean_at_a'], '.4f')})",
+                         f"{fmt(t['time_ratio'], '.2f')}x", _pct(t["coverage"]),
+                         mark(t["success_ok"]), mark(t["time_ok"])])  # fmt: skip
+            where = f"{t['dataset']}, t = {t['tol']:g}"
+            timed = [r for r in rows if r["part"] in ("gmr-tol", "gmr-fixed")
+                     and r["dataset"] == t["dataset"] and r["tol"] == t["tol"]]  # fmt: skip
+            caveat = load_caveat(timed, record)
+            verdicts.append(Verdict(
+                "tol_success", t["dataset"], f"fast_gmr(tol) on {where}: true error ratio <= t "
+                f"in {_pct(t['success'])} of {t['runs']} runs -> {mark(t['success_ok'])}",
+                t["success_ok"], f"sketchlab's fast_gmr(tol) accuracy on {where}"))
+            verdicts.append(Verdict(
+                "tol_time", t["dataset"], f"fast_gmr(tol) on {where}: "
+                f"{fmt(t['time_ratio'], '.2f')}x the fixed size a* = {t['a_fixed']} -> "
+                f"{mark(t['time_ok'])}{caveat}", t["time_ok"],
+                f"sketchlab's fast_gmr(tol) time on {where}"))  # fmt: skip
+        lines += md_table(["data set", "t", "runs", "error ratio <= t", "error ratio median / max",
+                         "a* (its mean error ratio)", "time / fixed a*", "interval coverage",
+                         "accuracy verdict", "time verdict"], body)  # fmt: skip
+    svd_tol = analyse_svd_tol(rows)
+    if svd_tol:
+        lines += ["", "### Single-pass SVDs with tol=t (information)", "",
+                  "`fast_sp_svd(A, k, tol=t)` and its peers return the smallest rank whose "
+                  "estimated relative error ||A - A_hat||_F / ||A||_F is <= t (when no rank up "
+                  f"to the sketch rank, 2k = {2 * EstimateConfig.svd_tol_k}, is: the one "
+                  "with the smallest estimated error, with a warning). t is the relative error "
+                  "of the best rank-q approximation (rounded up); the best rank is the "
+                  "smallest q reaching t.", ""]  # fmt: skip
+        body = [[dataset_label(t["dataset"]), t["algorithm"], f"{t['tol']:g}", t["runs"],
+                 t["best_rank"], f"{t['rank_median']:g} ({t['rank_min']}-{t['rank_max']})",
+                 f"{fmt(t['rel_median'], '.4f')} / {fmt(t['rel_max'], '.4f')}",
+                 _pct(t["success"])] for t in svd_tol]  # fmt: skip
+        lines += md_table(["data set", "algorithm", "t", "runs", "best rank", "rank chosen "
+                         "(median, range)", "true relative error median / max",
+                         "true relative error <= t"], body)  # fmt: skip
+    return lines + [""] + figure_lines(out, "estimate")

@@ -33,13 +33,26 @@ the error (:func:`trace_norm`).
 import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import scipy.linalg as sla
 
 from . import datasets as ds
-from .analysis import group
-from .runs import ConfigError, derive_seed, progress
+from . import paper
+from .analysis import band, curve, group
+from .plotting import (
+    PAPER,
+    dataset_figures,
+    draw_band,
+    draw_hline,
+    kernel_title,
+    panel_figure,
+    pyplot,
+)
+from .report import Verdict, dataset_label, figure_lines, fmt, mark, md_table
+from .runs import ConfigError, derive_seed, positive_float, positive_int, progress
+from .runs import grid as grid_type
 
 NAME = "kernel"
 DEFAULT_DATASETS = ds.KERNEL_DATASETS
@@ -98,6 +111,15 @@ class KernelConfig:
         base = {"reps": 3, "grid": (3, 6, 10, 16), "compare_reps": 2, "trace_reps": 1,
                 "trace_max_n": 1000}  # fmt: skip
         return cls(**{**base, **kwargs})
+
+
+def add_options(parser):
+    """--gamma, --k and --grid: the options of the kernel and spsd-table sweeps."""
+    parser.add_argument("--gamma", type=positive_float,
+                        help="RBF scale gamma (the paper's sigma); required for a file given by "
+                        "path")
+    parser.add_argument("--k", type=positive_int, help="target rank k (default 15; c = 2k)")
+    parser.add_argument("--grid", type=grid_type, help="comma-separated values of a = s / c")
 
 
 def make_config(datasets, *, quick=False, reps=None, seed=0, k=None, grid=None, gamma=None):
@@ -343,3 +365,212 @@ def summary(rows):
                 parts.append(f"{method} {np.mean(vals):.3f}")
         lines.append(f"{name} (a = {at}): " + ", ".join(parts))
     return lines
+
+
+# -- figure and report section --------------------------------------------------------------
+
+
+STYLE = {
+    "nystrom": ("Nystrom", "tab:red", "--"),
+    "fast_spsd": ("fast SPSD (Wang et al.)", "tab:orange", "-"),
+    "faster_spsd": ("faster SPSD (Algorithm 2)", "tab:blue", "-"),
+    "optimal": ("optimal core", "black", ":"),
+}
+
+
+def draw(ax, rows):
+    methods = group(rows, "method")
+    swept = [r for r in rows if isinstance(r["a"], (int, float)) and math.isfinite(r["a"])]
+    xs = [min(r["a"] for r in swept), max(r["a"] for r in swept)] if swept else [0, 1]
+    for method, (label, color, style) in STYLE.items():
+        sub = methods.get((method,))
+        if not sub:
+            continue
+        if all(not math.isfinite(r["a"]) for r in sub):
+            draw_hline(ax, sub, "error", xs, label, color, style)
+        else:
+            draw_band(ax, curve(sub, "a", "error"), label, color, style)
+    name = rows[0]["dataset"]
+    if name in paper.SPSD_TABLE:  # Table 7: the fast SPSD method at a = 8..16
+        pts = paper.SPSD_TABLE[name]
+        ax.plot(list(pts), list(pts.values()), **{**PAPER, "color": "tab:orange"},
+                markeredgecolor="black", label="paper: fast SPSD (Table 7)")  # fmt: skip
+    if name == "madelon":  # Section 6.2's text
+        for y, color, what in ((paper.MADELON_NYSTROM, "tab:red", "Nystrom ~0.55"),
+                               (paper.MADELON_OPTIMAL, "black", "faster SPSD ~0.42")):
+            ax.plot([xs[-1]], [y], **{**PAPER, "color": color}, markeredgecolor="black",
+                    label=f"paper: {what} (Section 6.2)")  # fmt: skip
+    ax.set_yscale("log")
+    ax.set_xlabel("a = s / c")
+    ax.set_ylabel("||K - C U C^T||_F / ||K||_F")
+    ax.set_title(f"{kernel_title(rows[0])}, c = {rows[0]['c']}", fontsize=9)
+
+
+LANDMARK_COLORS = {"uniform": "tab:gray", "rpcholesky": "tab:blue", "ridge-leverage": "tab:green"}
+
+
+def draw_landmarks(ax, rows, at=10):
+    """One data set: mean Frobenius error of each method (sketched ones at a = ``at``)
+    for each landmark kind at c = 2k, as grouped bars."""
+    methods = [m for m in STYLE if any(r["method"] == m for r in rows)]
+    kinds = [k for k in LANDMARK_COLORS if any(r["landmarks"] == k for r in rows)]
+    width = 0.8 / max(len(kinds), 1)
+    for i, kind in enumerate(kinds):
+        means = []
+        for m in methods:
+            vals = [r["error"] for r in rows if r["landmarks"] == kind and r["method"] == m
+                    and (not math.isfinite(r["a"]) or r["a"] == at)]  # fmt: skip
+            means.append(np.mean(vals) if vals else np.nan)
+        ax.bar(np.arange(len(methods)) + (i - (len(kinds) - 1) / 2) * width, means, width,
+               color=LANDMARK_COLORS[kind], label=f"{kind} landmarks")  # fmt: skip
+    ax.set_xticks(np.arange(len(methods)))
+    ax.set_xticklabels([STYLE[m][0].replace(" (", "\n(") for m in methods], fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel(f"||K - C U C^T||_F / ||K||_F (s = {at} c)")
+    ax.set_title(f"{kernel_title(rows[0])}, c = {rows[0]['c']}", fontsize=9)
+
+
+def plot_landmarks(rows, folder):
+    """``kernel-landmarks.png``: the landmark kinds at c = 2k, one panel per data set."""
+    plt = pyplot()
+    rows = [r for r in rows if isinstance(r.get("landmarks"), str) and r["c"] == 2 * r["k"]]
+    if not any(r["landmarks"] != "uniform" for r in rows):
+        return []
+    return [panel_figure(plt, rows, "dataset", draw_landmarks,
+                          Path(folder) / "kernel-landmarks.png")]
+
+
+def analyse(rows, at=10):
+    """Per data set: mean errors at a = ``at`` (s = at c), ratios to optimal, verdicts."""
+    out = []
+    for (name,), sub in group(rows, "dataset").items():
+        by = group(sub, "method")
+
+        def mean(method, key="error", swept=False):
+            vals = [r[key] for r in by.get((method,), []) if not swept or r["a"] == at]
+            return band(vals)[0]
+
+        opt, nys = mean("optimal"), mean("nystrom")
+        faster, fast = mean("faster_spsd", swept=True), mean("fast_spsd", swept=True)
+        item = {
+            "dataset": name, "optimal": opt, "nystrom": nys, "faster": faster, "fast": fast,
+            "faster_gap": faster / opt - 1 if opt > 0 else math.nan,
+            "nystrom_ratio": nys / opt if opt > 0 else math.nan,
+            "faster_entries": mean("faster_spsd", "n_evaluated", swept=True),
+            "optimal_entries": mean("optimal", "n_evaluated"),
+        }  # fmt: skip
+        item["faster_ok"] = item["faster_gap"] <= 0.03 if math.isfinite(faster) else None
+        item["nystrom_ok"] = item["nystrom_ratio"] >= 1.10 if math.isfinite(nys) else None
+        out.append(item)
+    return out
+
+
+def section(out, all_rows, verdicts, runs):
+    rows = figure_rows(all_rows)
+    res = analyse(rows)
+    lines = [
+        "## SPSD kernel approximation (Figure 2, Section 6.2)", "",
+        f"Paper: {paper.CLAIMS['faster_optimal']}; {paper.CLAIMS['nystrom_gap']}.", "",
+        f"Protocol: RBF kernel K_ij = exp(-gamma ||x_i - x_j||^2) with Table 6's sigma as gamma, "
+        f"k = {rows[0]['k']}, c = {rows[0]['c']} uniform landmark columns shared by the four "
+        "methods of a repetition, s = a c; error ||K - C U C^T||_F / ||K||_F. Mean errors at "
+        "a = 10 (s = 10c):", "",
+    ]  # fmt: skip
+    header = ["data set", "optimal", "faster SPSD (Algorithm 2)", "faster / optimal - 1",
+              "Nystrom", "Nystrom / optimal", "fast SPSD (Wang et al., eq. (4.1))",
+              "entries of K: faster / optimal", "faster ~ optimal (<= 3%)",
+              "Nystrom clearly worse (>= 1.10x)"]  # fmt: skip
+    body = [[dataset_label(r["dataset"]), fmt(r["optimal"]), fmt(r["faster"]),
+             f"{fmt(100 * r['faster_gap'], '.2f')}%", fmt(r["nystrom"]),
+             fmt(r["nystrom_ratio"], ".2f"), fmt(r["fast"]),
+             f"{fmt(r['faster_entries'], '.3g')} / {fmt(r['optimal_entries'], '.3g')}",
+             mark(r["faster_ok"]), mark(r["nystrom_ok"])] for r in res]  # fmt: skip
+    lines += md_table(header, body)
+    for r in res:
+        name = r["dataset"]
+        verdicts.append(Verdict(
+            "faster_optimal", name, f"faster SPSD ~ optimal at s = 10c on {name}: "
+            f"+{fmt(100 * r['faster_gap'], '.2f')}% -> {mark(r['faster_ok'])}",
+            r["faster_ok"], f"Figure 2's faster SPSD ~ optimal on {name}"))  # fmt: skip
+        verdicts.append(Verdict(
+            "nystrom_gap", name, f"Nystrom clearly worse on {name}: "
+            f"{fmt(r['nystrom_ratio'], '.2f')}x optimal -> {mark(r['nystrom_ok'])}",
+            r["nystrom_ok"], f"Figure 2's Nystrom gap on {name}"))  # fmt: skip
+    mad = next((r for r in res if r["dataset"] == "madelon"), None)
+    if mad is not None:
+        ok = (abs(mad["nystrom"] / paper.MADELON_NYSTROM - 1) <= 0.10
+              and abs(mad["optimal"] / paper.MADELON_OPTIMAL - 1) <= 0.10)  # fmt: skip
+        text = (f"madelon: Nystrom {fmt(mad['nystrom'])} (paper ~{paper.MADELON_NYSTROM}), "
+                f"faster SPSD {fmt(mad['faster'])} and optimal {fmt(mad['optimal'])} "
+                f"(paper ~{paper.MADELON_OPTIMAL}) -> {mark(ok)}")  # fmt: skip
+        lines += ["", text + " (within 10%)."]
+        verdicts.append(Verdict("madelon", "madelon", text, ok,
+                                "Section 6.2's madelon numbers"))  # fmt: skip
+    lines += [""] + figure_lines(out, "kernel")
+    return lines + _landmark_lines(out, all_rows)
+
+
+def analyse_landmarks(rows, at=10):
+    """{data set: {(landmark kind, c): {method: means}}} over the rows of the landmark
+    comparison and the uniform c = 2k rows (the sketched methods at a = ``at``)."""
+    out = {}
+    for (name, kind, c, method), sub in group(
+            rows, "dataset", "landmarks", "c", "method").items():  # fmt: skip
+        sub = [r for r in sub if not math.isfinite(r["a"]) or r["a"] == at]
+        if not sub:
+            continue
+        traces = [r["trace_error"] for r in sub if math.isfinite(r.get("trace_error", math.nan))]
+        out.setdefault(name, {}).setdefault((kind, c), {})[method] = {
+            "error": band([r["error"] for r in sub])[0],
+            "trace": float(np.mean(traces)) if traces else math.nan,
+            "trace_runs": len(traces), "runs": len(sub),
+            "entries": float(np.mean([r["n_evaluated"] for r in sub])),
+            "seconds": float(np.mean([r["seconds"] + r["landmark_seconds"] for r in sub])),
+        }  # fmt: skip
+    return out
+
+
+def _landmark_lines(out, rows):
+    if not any(r.get("landmarks", "uniform") not in ("uniform", None) and
+               isinstance(r.get("landmarks"), str) for r in rows):  # fmt: skip
+        return [""]
+    res = analyse_landmarks(rows)
+    k = rows[0]["k"]
+    lines = [
+        "", "### Landmark kinds (beyond the paper)", "",
+        f"The four methods on c landmark columns (k = {k:g}) drawn uniformly (Figure 2's "
+        "protocol), by randomly pivoted Cholesky (`landmarks=\"rpcholesky\"`, Chen, Epperly, "
+        "Tropp and Webber) and by ridge leverage scores (`\"ridge-leverage\"`); the sketched "
+        "methods at s = 10 c. Each cell: mean Frobenius error ||K - C U C^T||_F / ||K||_F, then "
+        "the mean trace-norm error ||K - C U C^T||_* / ||K||_* where computed (dense "
+        "eigendecomposition of the error: small kernels, first repetitions). Nystrom's error "
+        "is PSD (a Schur complement), so its trace norm is its trace; the other cores' errors "
+        "are indefinite, and their trace norms count the negative eigenvalues too. Entries of "
+        "K read include those the landmark selection read.", "",
+    ]  # fmt: skip
+    methods = [m for m in ("nystrom", "fast_spsd", "faster_spsd", "optimal")]
+    for name, settings in res.items():
+        body = []
+        for (kind, c), cells in sorted(settings.items(), key=lambda t: (t[0][1], t[0][0])):
+            row = [kind, f"{c:g}"]
+            for m in methods:
+                cell = cells.get(m)
+                if cell is None:
+                    row.append("n/a")
+                    continue
+                trace = "" if not cell["trace_runs"] else f" / {cell['trace']:.3f}"
+                row.append(f"{cell['error']:.3f}{trace}")
+            entries = cells.get("faster_spsd", cells.get("nystrom", {})).get("entries", math.nan)
+            row.append(fmt(entries, ".3g"))
+            body.append(row)
+        lines += [f"#### {dataset_label(name)}", ""]
+        lines += md_table(["landmarks", "c", *[f"{m} (Frobenius / trace)" for m in methods],
+                         "entries of K read (faster SPSD)"], body) + [""]  # fmt: skip
+    return lines + figure_lines(out, "kernel-landmarks")
+
+
+def plot(rows, folder):
+    """``kernel.png`` (one panel per data set, the uniform landmarks of Figure 2),
+    ``kernel/<dataset>.png`` and ``kernel-landmarks.png`` (the landmark kinds)."""
+    extra = plot_landmarks(rows, folder)
+    return dataset_figures(NAME, figure_rows(rows), folder, draw) + extra

@@ -34,25 +34,33 @@ intercept), so a gain at equal time comes from fitting more landmarks in
 the same time.
 
 Writes ``OUT/krr/krr.csv`` (one row per fit: method, solver, landmarks, n,
-c, accuracy, fit seconds, peak memory of the fit, CG iterations and final
-relative residual), ``OUT/krr/REPORT.md`` (the verdicts) and
-``OUT/figures/krr.png``.  Fit times are wall clock on whatever machine runs
-it; the peak memory of a fit is the larger of two lower bounds of its growth
-over what the process held before: the peak of what Python and numpy
+c, accuracy, fit seconds, peak memory of the fit, CG iterations, final
+relative residual and the machine's 1-minute load average after the fit),
+``OUT/figures/krr.png`` and a section of ``OUT/REPORT.md`` (the verdicts).
+Every model is fitted once on a few hundred images first (untimed), so that
+no fit time includes the compilation of its loops.  Fit times are wall clock
+on whatever machine runs it; the peak memory of a fit is the larger of two
+lower bounds of its growth over what the process held before: the peak of what Python and numpy
 allocated (tracemalloc) and the growth of the peak resident set (Linux
 VmHWM after a reset).
 """
 
-import csv
+import logging
+import math
 import time
 import tracemalloc
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from . import datasets as ds
+from .plotting import pyplot, save
+from .report import Verdict, load_caveat, mark, md_table
+from .runs import ConfigError, load_average
 
 NAME = "krr"
+DEFAULT_DATASETS = ()  # Fashion-MNIST's four IDX files, found by load_fashion()
 GAMMA = 1.0 / 133
 ALPHA = 0.1
 # issue 31's bounds: CG iterations to a relative residual of 1e-6, and the
@@ -60,7 +68,7 @@ ALPHA = 0.1
 CG_MAX_ITER = 100
 PEAK_LIMIT_MB = 4e9 / 2**20
 COLUMNS = ("method", "solver", "landmarks", "n", "c", "accuracy", "fit_seconds", "peak_mb",
-           "n_iter", "residual")
+           "n_iter", "residual", "load")
 FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
          "t10k-labels-idx1-ubyte")
 
@@ -71,6 +79,37 @@ FULL = dict(n_test=10000, kernel_ridge_n=(2500, 5000, 10000, 20000),
             restricted_n=60000)
 QUICK = dict(n_test=1000, kernel_ridge_n=(1000, 3000), pcg_n=(3000,), pcg_c=200,
              nystroem_ranks=(100, 300), restricted_c=(100, 300), restricted_n=3000)
+
+
+@dataclass(frozen=True)
+class KRRConfig:
+    """Configuration of the ``krr`` sweep: the sizes of FULL (or QUICK with ``--quick``);
+    every fit runs once (``reps`` is 1)."""
+
+    quick: bool = False
+    seed: int = 0
+    reps: int = 1
+
+    @property
+    def plan(self):
+        return QUICK if self.quick else FULL
+
+
+def add_options(parser):
+    pass  # the common options only
+
+
+def make_config(datasets=(), *, quick=False, reps=None, seed=0):
+    """The config of the CLI options (``datasets``: none, the sweep reads Fashion-MNIST)."""
+    if datasets:
+        raise ConfigError(f"the krr sweep reads Fashion-MNIST only, got data sets {datasets}")
+    if reps not in (None, 1):
+        raise ConfigError(f"the krr sweep fits each model once, got --reps {reps}")
+    return KRRConfig(quick=quick, seed=seed)
+
+
+def load_all(config):
+    return []  # Fashion-MNIST's IDX files (load_fashion), not registry entries
 
 
 def _find(stem):
@@ -147,9 +186,9 @@ def _timed(fit, predict, yte):
     return model, accuracy, seconds, mem.peak_mb
 
 
-def run(quick=False, seed=0, log=print, partial=None):
-    """All the fits; returns the rows (also written to the CSV ``partial``
-    after each fit, when given, so that an interrupted run keeps them)."""
+def run(config, *, show_progress=True):
+    """All the fits; returns the rows (each also logged, on stderr, as it is measured;
+    ``show_progress`` has no bar to show)."""
     from sklearn.kernel_approximation import Nystroem
     from sklearn.kernel_ridge import KernelRidge
     from sklearn.linear_model import RidgeClassifier
@@ -157,22 +196,24 @@ def run(quick=False, seed=0, log=print, partial=None):
 
     from sketchlab import SketchedKernelRidgeClassifier
 
-    plan = QUICK if quick else FULL
+    plan, seed = config.plan, config.seed
+    log = logging.getLogger("experiments").info  # one line per fit, on stderr: a long run
     Xtr, ytr, Xte, yte = load_fashion()
     order = np.random.default_rng(seed).permutation(len(Xtr))  # fixed subsets: prefixes
     Xte, yte = Xte[:plan["n_test"]], yte[:plan["n_test"]]
     rows = []
 
-    def record(method, solver, landmarks, n, c, accuracy, seconds, peak, n_iter="",
-               residual=""):
+    def record(method, solver, landmarks, n, c, accuracy, seconds, peak, n_iter=None,
+               residual=None):
         row = dict(method=method, solver=solver, landmarks=landmarks, n=n, c=c,
                    accuracy=round(accuracy, 5), fit_seconds=round(seconds, 3),
                    peak_mb=round(peak, 1), n_iter=n_iter,
-                   residual="" if residual == "" else f"{residual:.3g}")
+                   residual=None if residual is None else float(f"{residual:.3g}"),
+                   load=load_average())
         rows.append(row)
-        log(" ".join(f"{k}={v}" for k, v in row.items()))
-        if partial is not None:
-            write_csv(rows, partial)
+        log(" ".join(f"{k}={'' if v is None else v}" for k, v in row.items()))
+
+    _warm_up(Xtr[order[:300]], ytr[order[:300]], seed)
 
     for n in plan["kernel_ridge_n"]:
         X, y = Xtr[order[:n]], ytr[order[:n]]
@@ -211,18 +252,30 @@ def run(quick=False, seed=0, log=print, partial=None):
     return rows
 
 
-def write_csv(rows, path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
+def _warm_up(X, y, seed):
+    """Fit every kind of model once on a few images (untimed): the first call of a compiled
+    loop in a process pays for its compilation or its loading from Numba's cache."""
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.kernel_ridge import KernelRidge
+
+    from sketchlab import SketchedKernelRidgeClassifier
+
+    KernelRidge(alpha=ALPHA, kernel="rbf", gamma=GAMMA).fit(X, _targets(y))
+    Nystroem(gamma=GAMMA, n_components=50, random_state=seed).fit_transform(X)
+    for solver in ("pcg", "restricted"):
+        for landmarks in ("uniform", "rpcholesky"):
+            SketchedKernelRidgeClassifier(alpha=ALPHA, gamma=GAMMA, n_components=50,
+                                          landmarks=landmarks, solver=solver, tol=1e-6,
+                                          max_iter=200, random_state=seed).fit(X, y)
 
 
-def read_csv(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+def _given(value):
+    """A cell that holds a value (the CSV's blanks read back as NaN)."""
+    return not (value is None or value == "" or (isinstance(value, float) and math.isnan(value)))
+
+
+def _cell(value):
+    return str(value) if _given(value) else ""
 
 
 def _label(row):
@@ -231,13 +284,9 @@ def _label(row):
     return row["method"]
 
 
-def plot(rows, path):
-    """Test accuracy against fit time, one series per method."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def plot(rows, folder):
+    """``krr.png``: test accuracy against fit time, one series per method."""
+    plt = pyplot()
     series = {}
     for row in rows:
         series.setdefault(_label(row), []).append(row)
@@ -256,19 +305,16 @@ def plot(rows, path):
     ax.set_title(f"Fashion-MNIST, RBF gamma={GAMMA:.4g}, alpha={ALPHA:g}")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
-    path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return [save(fig, Path(folder) / "krr.png")]
 
 
 def _num(row, key):
     return float(row[key])
 
 
-def verdicts(rows):
-    """One line per claim of issue 31 that these rows can decide."""
+def claims(rows):
+    """(line, ok) per claim of issue 31 that these rows can decide (ok None: information)."""
     out = []
     kr = {int(r["n"]): r for r in rows if r["method"].startswith("KernelRidge")}
     pcg = {(r["landmarks"], int(r["n"])): r for r in rows if r["solver"] == "pcg"}
@@ -279,10 +325,11 @@ def verdicts(rows):
         mem = _num(a, "peak_mb") / max(_num(b, "peak_mb"), 1e-9)
         gap = 100 * (_num(b, "accuracy") - _num(a, "accuracy"))
         ok = gap <= 0.2 and speed >= 3 and mem <= 0.6
-        out.append(f"n={n}: pcg (RPCholesky) accuracy {100 * _num(a, 'accuracy'):.2f}% vs "
-                   f"KernelRidge {100 * _num(b, 'accuracy'):.2f}% (gap {gap:.2f} points), "
-                   f"{speed:.1f}x faster, peak memory {mem:.2f}x: "
-                   f"{'meets' if ok else 'misses'} the target (<= 0.2 points, >= 3x, <= 0.6x)")
+        out.append((f"n={n}: pcg (RPCholesky) accuracy {100 * _num(a, 'accuracy'):.2f}% vs "
+                    f"KernelRidge {100 * _num(b, 'accuracy'):.2f}% (gap {gap:.2f} points), "
+                    f"{speed:.1f}x faster, peak memory {mem:.2f}x: "
+                    f"{'meets' if ok else 'misses'} the target (<= 0.2 points, >= 3x, <= 0.6x)",
+                    ok))
     out += _equal_time_verdicts(rows)
     ours = {(r["solver"], r["landmarks"], r["n"], r["c"]): r for r in rows
             if r["method"].startswith("Sketched")}
@@ -291,19 +338,20 @@ def verdicts(rows):
         u = ours.get((solver, "uniform", n_, c))
         if lm != "rpcholesky" or u is None:
             continue
-        out.append(f"{solver} n={n_} c={c}: RPCholesky landmarks "
-                   f"{100 * _num(r, 'accuracy'):.2f}% in {_num(r, 'fit_seconds'):.1f} s "
-                   f"({r['n_iter']} CG iterations), uniform {100 * _num(u, 'accuracy'):.2f}% in "
-                   f"{_num(u, 'fit_seconds'):.1f} s ({u['n_iter']})")
-    its = [r for r in rows if r["n_iter"] not in ("", None)]
+        out.append((f"{solver} n={n_} c={c}: RPCholesky landmarks "
+                    f"{100 * _num(r, 'accuracy'):.2f}% in {_num(r, 'fit_seconds'):.1f} s "
+                    f"({_cell(r['n_iter'])} CG iterations), uniform "
+                    f"{100 * _num(u, 'accuracy'):.2f}% in {_num(u, 'fit_seconds'):.1f} s "
+                    f"({_cell(u['n_iter'])})", None))
+    its = [r for r in rows if _given(r["n_iter"])]
     if its:
         worst = max(its, key=lambda r: int(r["n_iter"]))
         conv = all(float(r["residual"]) <= 1e-6 for r in its)
         ok = conv and int(worst["n_iter"]) <= CG_MAX_ITER
-        out.append(f"CG: at most {worst['n_iter']} iterations ({_label(worst)}, c={worst['c']}),"
-                   f" every fit {'reached' if conv else 'did NOT reach'} a relative residual "
-                   f"of 1e-6: {'meets' if ok else 'misses'} the target (1e-6 in at most "
-                   f"{CG_MAX_ITER} iterations, both solvers, alpha = {ALPHA:g})")
+        out.append((f"CG: at most {int(worst['n_iter'])} iterations ({_label(worst)}, "
+                    f"c={worst['c']}), every fit {'reached' if conv else 'did NOT reach'} a "
+                    f"relative residual of 1e-6: {'meets' if ok else 'misses'} the target (1e-6 "
+                    f"in at most {CG_MAX_ITER} iterations, both solvers, alpha = {ALPHA:g})", ok))
     return out
 
 
@@ -345,8 +393,8 @@ def _equal_time_verdicts(rows):
                 "restricted RPCholesky at equal fit time: ")
         at = _at_time(curve, t)
         if at is None:
-            out.append(head + f"none of ours is that fast (fastest: c={curve[0]['c']}, "
-                       f"{_num(curve[0], 'fit_seconds'):.1f} s)")
+            out.append((head + f"none of ours is that fast (fastest: c={curve[0]['c']}, "
+                        f"{_num(curve[0], 'fit_seconds'):.1f} s)", None))
             continue
         ours, lo, hi = at
         gain = 100 * ours - acc
@@ -354,43 +402,41 @@ def _equal_time_verdicts(rows):
         where = (f"between c={lo['c']} ({_num(lo, 'fit_seconds'):.1f} s) and c={hi['c']} "
                  f"({_num(hi, 'fit_seconds'):.1f} s)" if hi is not None else
                  f"our slowest fit, c={lo['c']} ({_num(lo, 'fit_seconds'):.1f} s, less time)")
-        out.append(head + f"{100 * ours:.2f}% {where}: {gain:+.2f} points; the largest c no "
-                   f"slower, c={lo['c']}: {100 * _num(lo, 'accuracy') - acc:+.2f} points")
+        out.append((head + f"{100 * ours:.2f}% {where}: {gain:+.2f} points; the largest c no "
+                    f"slower, c={lo['c']}: {100 * _num(lo, 'accuracy') - acc:+.2f} points", None))
     peak = max(_num(r, "peak_mb") for r in curve)
     ok = bool(gains) and min(gains) >= 1.0 and peak < PEAK_LIMIT_MB
-    out.append(f"restricted RPCholesky against Nystroem+RidgeClassifier at equal fit time: "
-               f"gains {', '.join(f'{g:+.2f}' for g in gains) or 'none'} points over the ranks "
-               f"our fits reach, peak memory at most {peak:.0f} MiB: "
-               f"{'meets' if ok else 'misses'} the target (>= +1 point at every such rank, "
-               f"< {PEAK_LIMIT_MB:.0f} MiB = 4 GB)")
+    out.append((f"restricted RPCholesky against Nystroem+RidgeClassifier at equal fit time: "
+                f"gains {', '.join(f'{g:+.2f}' for g in gains) or 'none'} points over the ranks "
+                f"our fits reach, peak memory at most {peak:.0f} MiB: "
+                f"{'meets' if ok else 'misses'} the target (>= +1 point at every such rank, "
+                f"< {PEAK_LIMIT_MB:.0f} MiB = 4 GB)", ok))
     return out
 
 
-def write_report(rows, path, quick):
-    lines = [f"# Kernel ridge regression on Fashion-MNIST{' (--quick)' if quick else ''}", "",
+def summary(rows):
+    return [line for line, _ in claims(rows)]
+
+
+def section(out, rows, verdicts, runs):
+    """The report's section: the verdicts and every fit."""
+    record = runs.get(NAME, (None, {}))[1]
+    quick = record.get("config", {}).get("quick", False)
+    caveat = load_caveat(rows, record)
+    lines = [f"## Kernel ridge regression on Fashion-MNIST{' (--quick)' if quick else ''}", "",
              f"RBF kernel, gamma = {GAMMA:.5g} (median heuristic), alpha = {ALPHA:g} (best on a "
              "validation split of the training set); one +-1 target per class. KernelRidge ran "
              "with one BLAS thread (threadpoolctl, in that step only): the multi-threaded "
-             "OpenBLAS DSYRK of the wheels crashes on large X @ X.T on these machines.", "",
-             "![accuracy against fit time](../figures/krr.png)", "", "## Verdicts", ""]
-    lines += [f"- {v}" for v in verdicts(rows)] or ["- (no rows)"]
-    lines += ["", "## Fits", "", "| " + " | ".join(COLUMNS) + " |",
-              "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(str(r[k]) for k in COLUMNS) + " |" for r in rows]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def main(out, quick=False, seed=0):
-    started = time.perf_counter()
-    csv_path = Path(out) / NAME / f"{NAME}.csv"
-    rows = run(quick=quick, seed=seed, partial=csv_path)
-    rows = [{k: str(v) for k, v in r.items()} for r in rows]
-    write_csv(rows, csv_path)
-    fig = plot(rows, Path(out) / "figures" / "krr.png")
-    report = write_report(rows, Path(out) / NAME / "REPORT.md", quick)
-    print(f"krr: {len(rows)} rows -> {csv_path} ({time.perf_counter() - started:.1f} s)")
-    print(f"figure: {fig}\nreport: {report}")
-    for line in verdicts(rows):
-        print(f"  {line}")
-    return 0
+             "OpenBLAS DSYRK of the wheels crashes on large X @ X.T on these machines. Fit "
+             "times are wall clock after an untimed warm-up fit of each model" + caveat + ".",
+             "", "![accuracy against fit time](figures/krr.png)", ""]
+    for line, ok in claims(rows):
+        timed = ok is not None and ("faster" in line or "equal fit time" in line)
+        text = line + (caveat if timed else "")
+        lines.append(f"- {text}")
+        verdicts.append(Verdict("krr", "fashion-mnist", f"kernel ridge: {text}"
+                                + ("" if ok is None else f" -> {mark(ok)}"), ok,
+                                f"kernel ridge: {line.split(':')[0]}"))
+    lines += ["", "### Fits", ""]
+    lines += md_table(COLUMNS, [[_cell(r[k]) for k in COLUMNS] for r in rows])
+    return lines

@@ -19,8 +19,8 @@ own estimate, its iterations and its time.
 
 Artifacts: ``OUT/lstsq/lstsq.csv`` and ``run.json``, ``OUT/figures/lstsq.png``
 (forward, residual and backward error against kappa, one panel each, as the
-paper's figure) and ``OUT/lstsq/REPORT.md`` with a verdict per claim.  This
-sweep needs no data set.
+paper's figure) and a section of ``OUT/REPORT.md`` with a verdict per claim.  This
+sweep needs no data set (``DEFAULT_DATASETS`` is empty: it takes no ``--dataset``).
 """
 
 from __future__ import annotations
@@ -32,9 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .runs import ConfigError, derive_seed, progress, read_csv, write_run
+from .report import Verdict, mark, md_table
+from .runs import ConfigError, derive_seed, positive_int, progress
 
 NAME = "lstsq"
+DEFAULT_DATASETS = ()
 METHODS = ("sketch-and-solve", "blendenpik", "spir", "fossils", "scipy")
 COLUMNS = ("m", "n", "kappa", "residual", "rep", "method", "seed", "forward_error",
            "residual_error", "backward_error", "estimate", "iterations", "converged", "seconds")
@@ -73,7 +75,17 @@ class LstsqConfig:
         return cls(**defaults)
 
 
-def make_config(*, quick=False, reps=None, seed=0, m=None, n=None):
+def add_options(parser):
+    parser.add_argument("--m", type=positive_int,
+                        help="rows of A (default 4000; 1000 with --quick)")
+    parser.add_argument("--n", type=positive_int,
+                        help="columns of A (default 50; 20 with --quick)")
+
+
+def make_config(datasets=(), *, quick=False, reps=None, seed=0, m=None, n=None):
+    """The config of the CLI options (``datasets``: none, the problems are synthetic)."""
+    if datasets:
+        raise ConfigError(f"the lstsq sweep makes its own problems, got data sets {datasets}")
     kwargs = {"seed": seed}
     for key, value in (("reps", reps), ("m", m), ("n", n)):
         if value is not None:
@@ -82,6 +94,10 @@ def make_config(*, quick=False, reps=None, seed=0, m=None, n=None):
     if config.n < 2 or config.m < config.n + 1:
         raise ConfigError(f"need m > n >= 2, got m = {config.m}, n = {config.n}")
     return config
+
+
+def load_all(config):
+    return []  # synthetic problems
 
 
 def _haar(rng, rows, cols):
@@ -192,7 +208,7 @@ def ratios(rows, method, residual, floor=True):
     return out
 
 
-def verdicts(rows):
+def claims(rows):
     """[(claim, ok, detail)] over every residual size swept."""
     found = []
     residuals = sorted({r["residual"] for r in rows})
@@ -228,7 +244,7 @@ def verdicts(rows):
 
 def summary(rows):
     return [f"[{'PASS' if ok else 'FAIL'}] {claim}: {detail}" for claim, ok, detail in
-            verdicts(rows)]
+            claims(rows)]
 
 
 # -- figure and report --------------------------------------------------------------------
@@ -273,52 +289,32 @@ def plot(rows, folder):
     path = folder / "lstsq.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return path
+    return [path]
 
 
-def write_report(out, rows):
-    """``OUT/lstsq/REPORT.md``: the verdicts and the median errors per kappa."""
-    out = Path(out)
-    lines = ["# Least squares from a sketch: stability against the condition number", "",
+def section(out, rows, verdicts, runs):
+    """The report's section: the verdicts and the median backward errors per kappa."""
+    lines = ["## Least squares from a sketch: stability against the condition number", "",
              "Epperly, Meier and Nakatsukasa (2024)'s random test problems; backward error = "
              "Karlson-Walden estimate with A's SVD, relative to ||A||_F (median over the "
-             "repetitions).  Figure: `figures/lstsq.png`.", "", "## Verdicts", ""]
-    for claim, ok, detail in verdicts(rows):
-        lines.append(f"- **{'PASS' if ok else 'FAIL'}** {claim}: {detail}")
+             "repetitions).  Figure: `figures/lstsq.png`.", ""]
+    for claim, ok, detail in claims(rows):
+        text = f"{claim}: {detail}"
+        lines.append(f"- {text} -> {mark(ok)}")
+        verdicts.append(Verdict("lstsq", "synthetic", f"{text} -> {mark(ok)}", ok,
+                                f"least squares: {claim.split(':')[0]}"))
     for res in sorted({r["residual"] for r in rows}):
-        lines += ["", f"## Backward error, ||r|| = {res:g}", "",
-                  "| kappa | " + " | ".join(STYLE[m][0] for m in METHODS) + " |",
-                  "|---|" + "---|" * len(METHODS)]
-        kappas = sorted({r["kappa"] for r in rows})
-        for kappa in kappas:
+        lines += ["", f"### Backward error, ||r|| = {res:g}", ""]
+        body = []
+        for kappa in sorted({r["kappa"] for r in rows}):
             cells = []
             for method in METHODS:
                 group = _by(rows, method, res).get(kappa, [])
                 cells.append(f"{np.median([r['backward_error'] for r in group]):.1e}"
                              if group else "")
-            lines.append(f"| {kappa:.0e} | " + " | ".join(cells) + " |")
+            body.append([f"{kappa:.0e}", *cells])
+        lines += md_table(["kappa", *(STYLE[m][0] for m in METHODS)], body)
         lines += ["", "Iterations (median): " + ", ".join(
             f"{STYLE[m][0]} {np.median([r['iterations'] for r in rows if r['method'] == m]):g}"
             for m in ("blendenpik", "spir", "fossils") if any(r["method"] == m for r in rows))]
-    path = out / NAME / "REPORT.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def main(args, show_progress):
-    """The ``python -m experiments lstsq`` command: sweep, CSV, figure, report."""
-    config = make_config(quick=args.quick, reps=args.reps, seed=args.seed, m=args.m, n=args.n)
-    started = time.perf_counter()
-    rows = run(config, show_progress=show_progress)
-    path = write_run(args.out, NAME, config, rows, COLUMNS, started=started,
-                     seeds={"base_seed": config.seed, "rule": "problem and sketch seeds are "
-                            "derive_seed(base_seed, ...) (experiments.runs); each row's sketch "
-                            "seed is in its `seed` column"}, command=args.command_line)
-    print(f"{NAME}: {len(rows)} rows -> {path} ({time.perf_counter() - started:.1f} s)")
-    rows = read_csv(path)  # the figure and the report read only the CSV
-    print(f"figure: {plot(rows, Path(args.out) / 'figures')}")
-    print(f"report: {write_report(args.out, rows)}")
-    for line in summary(rows):
-        print(f"  {line}")
-    return 0
+    return lines

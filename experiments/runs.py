@@ -6,6 +6,7 @@ machine and the wall time), so that a figure or a report can be redrawn, and
 a number traced back, from these two files alone.
 """
 
+import argparse
 import csv
 import dataclasses
 import json
@@ -28,6 +29,55 @@ PACKAGES = (
 
 class ConfigError(ValueError):
     """A sweep option out of range (reported by the CLI without a traceback)."""
+
+
+# ---- command-line option types (argparse ``type=``), shared by the sweeps' add_options ----
+
+
+def positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive int, got {text!r}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive int, got {text!r}")
+    return value
+
+
+def positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def grid(text):
+    """Comma-separated positive numbers (ints where written without a point)."""
+    try:
+        values = tuple(float(v) if "." in v else int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--grid must be comma-separated numbers, got {text!r}")
+    if not values or min(values) <= 0:
+        raise argparse.ArgumentTypeError(f"--grid values must be > 0, got {text!r}")
+    return values
+
+
+def storage_option(parser):
+    """``--storage``: how the gmr and svd sweeps treat a data set."""
+    parser.add_argument("--storage", choices=("auto", "dense", "sparse"), default="auto",
+                        help="treat data as dense (Gaussian sketches) or sparse (CountSketch)")
+
+
+def load_average():
+    """The machine's 1-minute load average now (NaN where the platform has none), recorded
+    with each timing so that the report can say which timings competed for the cores."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return math.nan
 
 
 def derive_seed(*keys):
@@ -81,6 +131,7 @@ def machine_info():
         ],
         "numba_threads": numba.get_num_threads(),
         "numba_threading_layer": numba.config.THREADING_LAYER,
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
     }
 
 
@@ -129,7 +180,7 @@ def config_dict(config):
 
 
 def write_run(out, name, config, rows, columns, *, started, datasets=(), missing=(), replaced=None,
-              seeds=None, command=None):
+              seeds=None, command=None, extra=None):
     """Write ``OUT/<name>/<name>.csv`` and ``OUT/<name>/run.json``.
 
     Parameters
@@ -153,6 +204,8 @@ def write_run(out, name, config, rows, columns, *, started, datasets=(), missing
         The base seed and the rule deriving each row's seed, recorded verbatim.
     command : str, optional
         The command line (default: this process's).
+    extra : dict, optional
+        More entries of the record (the CLI's: the warnings caught, the load average).
 
     Returns
     -------
@@ -184,6 +237,7 @@ def write_run(out, name, config, rows, columns, *, started, datasets=(), missing
         "seeds": seeds or {},
         "versions": package_versions(),
         "machine": machine_info(),
+        **(extra or {}),
     }
     with open(folder / "run.json", "w") as fh:
         json.dump(record, fh, indent=2, default=str)

@@ -36,9 +36,12 @@ from ._registry import SKETCH_KINDS, SVD_SKETCHES, make_sketch
 
 if TYPE_CHECKING:  # the names of _LAZY, so that type checkers see what they are
     from ._cur import CURDecomposition, cur
+    from ._eigsh import EigshResult, eigsh
     from ._errors import ErrorEstimate
     from ._estimators import SinglePassSVD, SketchedNystroem
     from ._estimators_svd import RandomizedTruncatedSVD
+    from ._pca import RandomizedPCA
+    from ._kpca import SketchedKernelPCA
     from ._krr import SketchedKernelRidge, SketchedKernelRidgeClassifier
     from ._gmr import UnderdeterminedSketchWarning, fast_gmr, gmr, project_psd, project_symmetric
     from ._kernel_matrices import PairwiseKernel, RBFKernel
@@ -95,8 +98,12 @@ _LAZY = {
     "SketchedKernelRidgeClassifier": "_krr",
     "SinglePassSVD": "_estimators",
     "krylov_svd": "_krylov",
+    "eigsh": "_eigsh",
+    "EigshResult": "_eigsh",
     "InaccurateSVDWarning": "_errors",
     "RandomizedTruncatedSVD": "_estimators_svd",
+    "RandomizedPCA": "_pca",
+    "SketchedKernelPCA": "_kpca",
     "lstsq": "_lstsq",
     "sketch_preconditioner": "_lstsq",
     "LstsqResult": "_lstsq",

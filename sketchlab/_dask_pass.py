@@ -27,7 +27,8 @@ from ._operators import SketchOperator, sketch_both
 from ._validation import Checked, as_matrix, check_numeric_dtype, result_dtype
 
 __all__ = ["FAN_IN", "Pass", "Ref", "add", "as_block", "bounds", "check_array",
-           "check_operator", "data", "ops_chunk", "state_chunk", "task"]
+           "check_operator", "column_moments", "compute", "data", "ops_chunk", "state_chunk",
+           "task"]
 
 # Partial sketches summed by one reduction task: a tree of depth
 # log_8(chunks), and at most 9 partials in a worker's memory per task.
@@ -238,3 +239,66 @@ class Pass:
             with Client(scheduler, set_as_default=False) as client:
                 return dask.compute(*collections, scheduler=client)
         return dask.compute(*collections, scheduler=scheduler)
+
+
+# -- the columns' means and variances in one pass (RandomizedPCA) ---------------
+
+
+def _moments_chunk(raw, where, shape, dtype):
+    """``(rows, column means, column sums of squared deviations)`` of a chunk
+    (a sparse one from its stored values: ``sum (v - mean)^2`` over them plus
+    ``mean^2`` for each zero, no cancellation)."""
+    block = as_block(raw, where, shape, dtype)
+    h, w = block.shape
+    if h == 0:
+        return 0, np.zeros(w), np.zeros(w)
+    if hasattr(block, "tocsr"):  # scipy.sparse (as_block gives CSR or CSC)
+        csr = block.tocsr()
+        cols, vals = csr.indices, np.asarray(csr.data, dtype=np.float64)
+        mean = np.bincount(cols, weights=vals, minlength=w) / h
+        stored = np.bincount(cols, minlength=w)
+        dev = np.bincount(cols, weights=(vals - mean[cols]) ** 2, minlength=w)
+        return h, mean, dev + (h - stored) * mean * mean
+    X = np.asarray(block, dtype=np.float64)
+    mean = X.mean(axis=0)
+    return h, mean, ((X - mean) ** 2).sum(axis=0)
+
+
+def compute(collections, scheduler):
+    """``dask.compute`` on ``scheduler`` (an address: a client for the call)."""
+    if isinstance(scheduler, str) and "://" in scheduler:
+        from distributed import Client
+
+        with Client(scheduler, set_as_default=False) as client:
+            return dask.compute(*collections, scheduler=client)
+    return dask.compute(*collections, scheduler=scheduler)
+
+
+def column_moments(A, scheduler=None):
+    """``(mean, total variance)`` of the columns of a dask A (the variances
+    with ``n - 1``) in one pass over its chunks: each chunk's count, means
+    and squared deviations, combined in chunk order on the client (the
+    pairwise update of Chan, Golub and LeVeque: no cancellation when the
+    means dominate the spread), whatever the scheduler."""
+    dtype = check_array(A)
+    blocks = A.to_delayed()
+    rows, cols = bounds(A.chunks[0]), bounds(A.chunks[1])
+    tasks = [[dask.delayed(_moments_chunk, pure=True)(blocks[bi, bj], (bi, bj), (h, w), dtype)
+              for bj, (_, w) in enumerate(cols)] for bi, (_, h) in enumerate(rows)]
+    (parts,) = compute([tasks], scheduler)
+    means, devs = [], []
+    for bj, (_, w) in enumerate(cols):
+        count, mean, dev = 0, np.zeros(w), np.zeros(w)
+        for bi in range(len(rows)):
+            h, mu, sq = parts[bi][bj]
+            if h == 0:
+                continue
+            total = count + h
+            delta = mu - mean
+            mean = mean + delta * (h / total)
+            dev = dev + sq + delta * delta * (count * h / total)
+            count = total
+        means.append(mean)
+        devs.append(dev)
+    n = A.shape[0]
+    return np.concatenate(means), float(np.sum(np.concatenate(devs))) / max(n - 1, 1)

@@ -47,6 +47,7 @@ import numpy as np
 from ._engine.reductions import squared_frobenius
 from ._linalg import exponent_of_largest, product
 from ._operators import CountSketch, GaussianSketch, sketch_both
+from ._results import outside_stacklevel
 from ._validation import Checked, check_int
 
 if TYPE_CHECKING:
@@ -566,4 +567,4 @@ def warn_if_inaccurate(estimate: ErrorEstimate, stacklevel: int = 2) -> None:
             f"the estimated error of this single-pass SVD is {estimate.relative:.2g} ||A||_F: "
             "it captures little or nothing of A (a flat spectrum?); sketchlab.krylov_svd "
             "reaches the best rank-k error in a few passes over A",
-            InaccurateSVDWarning, stacklevel=stacklevel + 1)
+            InaccurateSVDWarning, stacklevel=outside_stacklevel())

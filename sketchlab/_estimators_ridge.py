@@ -157,7 +157,7 @@ class _SketchedRidgeBase(BaseEstimator):
             solver = "direct" if X.shape[1] <= _DIRECT_FEATURES else "nystrom-pcg"
         res = ridge_run(design.ops, design.Y, alphas, paired=True, method=solver, rank=rank,
                         tol=tol, maxiter=max_iter,
-                        gen=as_generator(self.random_state, "random_state"), stacklevel=5)
+                        gen=as_generator(self.random_state, "random_state"))
         coef = np.ascontiguousarray(res.x.T)
         self.coef_ = coef
         self.intercept_ = design.intercept(coef) if self.fit_intercept else \
@@ -545,7 +545,7 @@ class SketchedRidgeCV(MultiOutputMixin, RegressorMixin, _SketchedRidgeBase):
             return self._exact_loo(design, alphas)
         res = ridge_run(design.ops, design.Y, alphas, method=solver, rank=rank, tol=tol,
                         maxiter=max_iter, gen=gen,
-                        trace="exact" if solver == "direct" else "probes", stacklevel=5)
+                        trace="exact" if solver == "direct" else "probes")
         t, p = Y.shape[1], alphas.size
         fitted = design.ops.matmat(res.x)  # m x (t p), alpha fastest
         rss = np.sum((np.repeat(design.Y, p, axis=1) - fitted) ** 2, axis=0).reshape(t, p)
@@ -581,7 +581,7 @@ class SketchedRidgeCV(MultiOutputMixin, RegressorMixin, _SketchedRidgeBase):
         sw_train = None if sample_weight is None else sample_weight[train]
         design = _Centred(X[train], Y[train], sw_train, self.fit_intercept)
         res = ridge_run(design.ops, design.Y, alphas, method=solver, rank=rank, tol=tol,
-                        maxiter=max_iter, gen=gen, stacklevel=5)
+                        maxiter=max_iter, gen=gen)
         t, p = Y.shape[1], alphas.size
         coef = res.x.reshape(X.shape[1], t, p)
         Xt = X[test]

@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._engine.kernels import DENSIFY_MAX_ENTRIES, SYRK_MAX_ROWS, Points, can_center, csr_sq_norms, rbf_block
+from ._engine.kernels import (
+    DENSIFY_MAX_ENTRIES,
+    SYRK_MAX_ROWS,
+    Points,
+    can_center,
+    csr_sq_norms,
+    rbf_block,
+)
 from ._validation import as_matrix, check_int, check_positive
 
 if TYPE_CHECKING:
@@ -891,6 +898,32 @@ class KernelParamsMixin:
     def _oracle(self, X: MatrixLike) -> RBFKernel | PairwiseKernel:
         return kernel_oracle(X, self.kernel, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, kernel_params=self.kernel_params)
+
+
+# the kernels of PAIRWISE_KERNEL_FUNCTIONS that are positive semidefinite
+# for every data set (sigmoid is not; additive_chi2 is conditionally
+# negative definite; poly only with coef0 >= 0 and an integer degree)
+_PSD_KERNELS = frozenset(["rbf", "laplacian", "linear", "cosine", "chi2"])
+
+
+def kernel_is_psd(K: Any) -> bool | None:
+    """Whether a kernel oracle is positive semidefinite by its formula: True
+    for RBFKernel and the PSD kernels of PairwiseKernel (poly with coef0 >=
+    0 and an integer degree), False for sigmoid and additive_chi2, None for a
+    callable or a given matrix (unknown)."""
+    if isinstance(K, RBFKernel):
+        return True
+    if isinstance(K, PairwiseKernel):
+        kernel, params = K.kernel, K.params
+        if callable(kernel):
+            return None
+        if kernel in _PSD_KERNELS:
+            return True
+        if kernel in ("poly", "polynomial"):
+            degree, coef0 = params.get("degree", 3), params.get("coef0", 1)
+            return bool(float(coef0) >= 0 and float(degree).is_integer() and degree >= 0)
+        return False
+    return None
 
 
 def is_kernel_oracle(K: Any) -> bool:

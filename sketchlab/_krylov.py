@@ -600,13 +600,11 @@ def finish(out, ops, tol, estimate_error, gen, dtype, stacklevel=3):
         rel = math.sqrt(max(out["err2"], 0.0) / out["norm2"]) if out["norm2"] else 0.0
         warn_unconverged(
             f"krylov_svd: tol={tol} not met in {out['passes']} passes over A (relative error "
-            f"{rel:.3g} at rank {out['rank']}); pass a larger passes= (or block_size=)",
-            stacklevel=stacklevel)
+            f"{rel:.3g} at rank {out['rank']}); pass a larger passes= (or block_size=)")
     elif not converged:
         warn_unconverged(
             f"krylov_svd: the top {out['rank']} singular values had not settled after "
-            f"{out['passes']} passes over A (the bound); pass passes= or a larger block_size=",
-            stacklevel=stacklevel)
+            f"{out['passes']} passes over A (the bound); pass passes= or a larger block_size=")
     estimate = None
     passes = out["passes"]
     if estimate_error:

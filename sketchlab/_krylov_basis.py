@@ -20,7 +20,7 @@ import numpy as np
 
 from ._config import one_blas_thread
 from ._engine import workspace
-from ._engine.threads import fault_in, sub_mul, tall_tmul
+from ._engine.threads import fault_in, sub_mul, tall_mul, tall_tmul
 from ._linalg import (
     ONE_ROUND_COND,
     blas_functions,
@@ -40,10 +40,11 @@ _CHUNKED_MIN = 2048
 
 class GrowingBasis:
     """Orthonormal columns (dim rows), grown block by block in a
-    Fortran-ordered buffer: the bases of block Krylov (``_krylov``).  A new block is made where it will stay: the
-    product writes into the buffer's next columns (:meth:`reserve`), and the
-    projections and the QR work on them in place with BLAS 3 calls (no
-    temporary the size of the block, no copy after)."""
+    Fortran-ordered buffer: the bases of block Krylov (``_krylov``,
+    ``_eigsh``).  A new block is made where it will stay: the product writes
+    into the buffer's next columns (:meth:`reserve`), and the projections
+    and the QR work on them in place with BLAS 3 calls (no temporary the
+    size of the block, no copy after)."""
 
     def __init__(self, dim, dtype, capacity):
         self.dim = dim
@@ -132,6 +133,21 @@ class GrowingBasis:
             Y[:, :width] = Q
         self.size += width
         return C, R
+
+    def compress(self, Y, start):
+        """The thick restart of a Krylov basis (``_eigsh``): the first
+        ``start`` columns become ``Q[:, :start] @ Y`` (Y of shape (start,
+        keep) with orthonormal columns: the new columns are orthonormal to
+        rounding) and the columns from ``start`` on move right after them.
+        The product runs in fixed row chunks (the same for any thread count;
+        the caller holds ``serial_blas``)."""
+        keep = Y.shape[1]
+        tail = self.size - start
+        head = tall_mul(self.buf[:, :start], Y)
+        self.buf[:, :keep] = head
+        if tail:
+            self.buf[:, keep:keep + tail] = self.buf[:, start:self.size].copy(order="F")
+        self.size = keep + tail
 
     def _project(self, Y, B, local):
         """Take the basis B out of the new block Y in place (the recurrence's

@@ -342,8 +342,9 @@ class _OperatorMap(LinearMap):
 
 
 class _KernelMap(LinearMap):
-    """``V -> K V`` for a kernel oracle K (n x n, symmetric positive
-    semidefinite), K evaluated once where it fits in ``cache_bytes``:
+    """``V -> K V`` for a kernel oracle K (n x n, symmetric; positive
+    semidefinite where its formula says so: ``psd``), K evaluated once where
+    it fits in ``cache_bytes``:
 
     - when its lower block triangle fits (about ``4 n (n + 2048)`` bytes),
       only that is stored, by row tiles ``K[r0:r1, :r1]`` of 2,048 rows (the
@@ -362,14 +363,14 @@ class _KernelMap(LinearMap):
     (compute-bound: the caller may let BLAS use all threads)."""
 
     symmetric = True
-    psd = True
 
     def __init__(self, K, cache_bytes):
-        from ._kernel_matrices import BLOCK_ENTRIES
+        from ._kernel_matrices import BLOCK_ENTRIES, kernel_is_psd
 
         n = K.shape[0]
         super().__init__((n, n), np.float64)
         self.oracle, self.n = K, n
+        self.psd = kernel_is_psd(K)  # by the kernel's formula (sigmoid is not PSD)
         self.block = max(1, BLOCK_ENTRIES // n)
         step = _KERNEL_ROWS_PER_TILE
         edges = list(range(0, n, step)) + [n]
@@ -524,7 +525,8 @@ def as_linear_map(A: Any, name: str = "A", *, cache_bytes: float | None = None,
         float32 kept, other real dtypes as float64; a LinearOperator (real
         dtype; its products are checked as they come); a kernel oracle
         (:class:`~sketchlab.RBFKernel`, :class:`~sketchlab.PairwiseKernel`):
-        symmetric and PSD, its entries stored where they fit ``cache_bytes``;
+        symmetric (PSD where its formula says so), its entries stored where
+        they fit ``cache_bytes``;
         a dask array (one pass over its chunks per product); a LinearMap
         (returned as it is: already checked).
     name : str

@@ -752,14 +752,13 @@ def lstsq(A: MatrixLike, b: ArrayLike, *, damp: float = 0.0, method: str = "foss
     S = _make_operator(sketch, size, m, seed)
     with serial_blas():
         sk = _sketch(problem, S)
-    return _solve(problem, sk, method, tol, maxiter, size, stacklevel=4)
+    return _solve(problem, sk, method, tol, maxiter, size)
 
 
 def lstsq_by_passes(ops: Any, b: ArrayLike, sketch_pass: Any, *, damp: float = 0.0,
                     method: str = "fossils", sketch: str | SketchOperator | None = None,
                     sketch_size: int | None = None, tol: float | None = None,
-                    maxiter: int | None = None, rng: RNGLike = None,
-                    stacklevel: int = 5) -> LstsqResult:
+                    maxiter: int | None = None, rng: RNGLike = None) -> LstsqResult:
     """:func:`lstsq` of an A known by its linear map ``ops`` (its products)
     and one pass ``sketch_pass(S, B)`` that returns ``S [A, B]``: the dask
     front's.  The same checks, operator, draws and iterations as
@@ -800,10 +799,10 @@ def lstsq_by_passes(ops: Any, b: ArrayLike, sketch_pass: Any, *, damp: float = 0
     problem = _Problem(ops, B, b.ndim == 1, damp, x_exp=eb - ea, r_exp=eb)
     with serial_blas():
         sk = _factor(problem, SAB, size)
-    return _solve(problem, sk, method, tol, maxiter, size, stacklevel=stacklevel)
+    return _solve(problem, sk, method, tol, maxiter, size)
 
 
-def _solve(problem, sk, method, tol, maxiter, size, stacklevel):
+def _solve(problem, sk, method, tol, maxiter, size):
     """Everything after the sketch's factorization: the iterations, the
     scaling back, the warning, the result."""
     tol = float(np.finfo(problem.dtype).eps) if tol is None else tol
@@ -833,7 +832,7 @@ def _solve(problem, sk, method, tol, maxiter, size, stacklevel):
         warn_unconverged(
             f"lstsq (method={method!r}) stopped after {iterations} iterations at a backward "
             f"error of {be_max:.3g} > tol={tol:.3g}; increase maxiter or sketch_size "
-            f"(now {size}; the default is 12 n)", stacklevel=stacklevel)
+            f"(now {size}; the default is 12 n)")
     return LstsqResult(x, residual, backward_error=be_max, iterations=int(iterations),
                        converged=converged, method=method, sketch_size=size, rank=sk.rank)
 

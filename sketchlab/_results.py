@@ -160,8 +160,24 @@ def convergence_warning() -> type:
     return _WARNING_CLASS[0]
 
 
-def warn_unconverged(message: str, stacklevel: int = 3) -> None:
-    """Warn with :func:`convergence_warning`'s class."""
+def outside_stacklevel() -> int:
+    """The ``stacklevel`` of ``warnings.warn`` (called by the caller of this
+    function) that points at the first frame outside sketchlab: the user's
+    line, however deep inside the package the warning is raised (Python
+    3.12's ``skip_file_prefixes``)."""
+    frame = sys._getframe(1)  # the frame that calls warnings.warn: stacklevel 1
+    level = 1
+    while frame is not None and \
+            frame.f_globals.get("__name__", "").split(".")[0] == "sketchlab":
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn_unconverged(message: str, stacklevel: int | None = None) -> None:
+    """Warn with :func:`convergence_warning`'s class, pointing at the user's
+    line (the first frame outside sketchlab) unless ``stacklevel`` says."""
     import warnings
 
-    warnings.warn(message, convergence_warning(), stacklevel=stacklevel)
+    warnings.warn(message, convergence_warning(),
+                  stacklevel=outside_stacklevel() if stacklevel is None else stacklevel)

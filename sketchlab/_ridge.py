@@ -655,7 +655,7 @@ def _effective_dimension(lam, alphas, trace, d):
 def ridge_run(ops: LinearMap, B: NDArray[np.floating], alphas: NDArray[np.float64], *,
               paired: bool = False, method: str = "nystrom-pcg", rank: Any = "auto",
               tol: float | None = None, maxiter: int | None = None, gen: Any = None,
-              trace: str | None = None, stacklevel: int = 3) -> RidgeResult:
+              trace: str | None = None) -> RidgeResult:
     """The solve behind :func:`ridge` (and its dask front and the estimators)
     on a checked map ``ops`` (m x d) and a checked dense ``B`` (m x k): ``x``
     of shape (d, k * p) (alpha varying fastest) for every column of B with
@@ -729,7 +729,7 @@ def ridge_run(ops: LinearMap, B: NDArray[np.floating], alphas: NDArray[np.float6
         warn_unconverged(
             f"ridge (method={method!r}) stopped after {run.iterations} iterations at a relative "
             f"residual of the normal equations of {float(rel.max()):.3g} > tol={tol:.3g}; "
-            "increase maxiter or alpha, or pass a larger rank", stacklevel=stacklevel)
+            "increase maxiter or alpha, or pass a larger rank")
     history = np.array(run.history) if run.history else np.ones((1, G.shape[1]))
     return RidgeResult(X, residual=rel, history=history, iterations=run.iterations,
                        converged=converged, method=used, rank=run.rank,
@@ -843,7 +843,7 @@ def ridge(A: MatrixLike, b: ArrayLike, alpha: Any, *, method: str = "nystrom-pcg
     """
     _check_scalars(alpha, method, rank, tol, maxiter, rng)  # before the O(nnz) checks of A
     return ridge_on_map(as_linear_map(A, "A"), b, alpha, method=method, rank=rank, tol=tol,
-                        maxiter=maxiter, rng=rng, stacklevel=5)
+                        maxiter=maxiter, rng=rng)
 
 
 def _check_scalars(alpha, method, rank, tol, maxiter, rng):
@@ -859,13 +859,10 @@ def _check_scalars(alpha, method, rank, tol, maxiter, rng):
 
 def ridge_on_map(ops: LinearMap, b: ArrayLike, alpha: Any, *, method: str = "nystrom-pcg",
                  rank: int | str = "auto", tol: float | None = None,
-                 maxiter: int | None = None, rng: RNGLike = None,
-                 stacklevel: int = 4) -> RidgeResult:
+                 maxiter: int | None = None, rng: RNGLike = None) -> RidgeResult:
     """:func:`ridge` of the linear map ``ops`` (checked: the dask front's
     :class:`~sketchlab.dask.ChunkMap`, or what :func:`as_linear_map`
-    returned), with every check of the other arguments.  ``stacklevel``:
-    the frame a ConvergenceWarning names, counted from
-    ``warnings.warn``'s caller."""
+    returned), with every check of the other arguments."""
     method = check_choice(method, "method", METHODS)
     rank = _check_rank(rank)
     tol = check_tol(tol)
@@ -877,7 +874,7 @@ def ridge_on_map(ops: LinearMap, b: ArrayLike, alpha: Any, *, method: str = "nys
         raise ValueError(f"A must have at least one row and one column, got shape {ops.shape}")
     B, vector = check_rhs(b, m)
     res = ridge_run(ops, B, alphas, method=method, rank=rank, tol=tol, maxiter=maxiter,
-                    gen=gen, stacklevel=stacklevel)
+                    gen=gen)
     k, p = B.shape[1], alphas.size
     x = res.x.reshape(d, k, p)
     rel = np.asarray(res.residual).reshape(k, p)

@@ -49,6 +49,7 @@ import numpy as np
 from scipy.sparse import issparse
 
 try:
+    import dask
     import dask.array as da
     from dask.base import tokenize
 except ImportError as exc:  # pragma: no cover - dask is an optional extra
@@ -56,7 +57,7 @@ except ImportError as exc:  # pragma: no cover - dask is an optional extra
         "sketchlab.dask needs dask: pip install 'sketchlab[dask]' (dask[array], distributed)"
     ) from exc
 
-from . import _cur, _krylov, _lstsq, _ridge, _svd
+from . import _cur, _eigsh, _krylov, _lstsq, _ridge, _svd
 from ._config import serial_blas
 from ._linear_map import LinearMap, as_linear_map, register_dask_map
 from ._dask_pass import Pass, as_block, bounds, check_array, check_operator, ops_chunk, state_chunk
@@ -73,7 +74,7 @@ if TYPE_CHECKING:
     from ._validation import MatrixLike
 
 __all__ = ["sketch", "sketch_both", "sketch_state", "cur", "fast_sp_svd", "practical_sp_svd",
-           "three_sketch_svd", "krylov_svd", "lstsq", "ridge"]
+           "three_sketch_svd", "krylov_svd", "eigsh", "lstsq", "ridge"]
 
 # -- the passes ----------------------------------------------------------------
 
@@ -294,11 +295,13 @@ True
 """
 
 
-def _front(in_memory, run, passes, args, compare):
+def _front(in_memory, run, passes, args, compare, example=None):
     """``in_memory``'s signature plus ``scheduler=``; a dask ``A`` goes to
     ``run(scheduler=..., **arguments)`` (defaults applied), anything else to
     ``in_memory``.  Nothing is re-declared: parameters, defaults and checks are
-    ``in_memory``'s, the docstring :data:`_FRONT_DOC` filled from its own."""
+    ``in_memory``'s, the docstring :data:`_FRONT_DOC` filled from its own
+    (its Examples replaced by ``example`` where the template's matrix does
+    not fit: a square symmetric one for eigsh)."""
     signature = inspect.signature(in_memory)
     scheduler = inspect.Parameter("scheduler", inspect.Parameter.KEYWORD_ONLY, default=None,
                                   annotation="Any")
@@ -320,6 +323,8 @@ def _front(in_memory, run, passes, args, compare):
             summary=lines[0], name=in_memory.__name__, passes=passes,
             others=", ".join(parameter.name for parameter in rest),
             returns=lines[lines.index("Returns") + 2].strip(), args=args, compare=compare)
+        if example is not None:
+            front.__doc__ = front.__doc__[:front.__doc__.index("Examples\n--------")] + example
     return front
 
 
@@ -502,8 +507,7 @@ def _lstsq_passes(*, A, b, damp, method, sketch, sketch_size, tol, maxiter, rng,
         return np.hstack([globals()["sketch"](S, A, scheduler=scheduler), SB])
 
     return _lstsq.lstsq_by_passes(ops, b, sketch_pass, damp=damp, method=method, sketch=sketch,
-                                  sketch_size=sketch_size, tol=tol, maxiter=maxiter, rng=rng,
-                                  stacklevel=6)
+                                  sketch_size=sketch_size, tol=tol, maxiter=maxiter, rng=rng)
 
 
 lstsq: Callable[..., Any] = _front(
@@ -519,7 +523,7 @@ def _ridge_passes(*, A, b, alpha, method, rank, tol, maxiter, rng, scheduler):
     :class:`ChunkMap` (the sketch ``A^T A Omega`` one pass over the chunks,
     each step another)."""
     return _ridge.ridge_on_map(chunk_map(A, scheduler), b, alpha, method=method, rank=rank,
-                               tol=tol, maxiter=maxiter, rng=rng, stacklevel=6)
+                               tol=tol, maxiter=maxiter, rng=rng)
 
 
 ridge: Callable[..., Any] = _front(
@@ -587,3 +591,40 @@ _solver_doc(lstsq, _lstsq.lstsq, "The sketch ``S A`` is one pass over the chunks
 _solver_doc(ridge, _ridge.ridge, "The sketch ``A^T A Omega`` is one pass over the chunks, and "
             "so is each step of\nconjugate gradients (``A^T A z``: a graph of two stages, each "
             "chunk read once).", "1e-3, tol=1e-12, ")
+
+
+# -- eigsh: one pass over the chunks per product ---------------------------------
+
+
+def _sparse_chunks(A):
+    """Whether the chunks of A are scipy.sparse matrices (its meta says so)."""
+    import scipy.sparse as sp
+
+    return sp.issparse(getattr(A, "_meta", None))
+
+
+def _eigsh_passes(*, A, k, which, tol, passes, block_size, psd, rng, scheduler):
+    """:func:`sketchlab.eigsh` of a dask A: the in-memory run over its
+    :class:`ChunkMap` (sparse chunks: the defaults of a sparse A in memory)."""
+    ops = chunk_map(A, scheduler)
+    ops.sparse_entries = _sparse_chunks(A)
+    return _eigsh.eigsh_run(ops, k, which=which, tol=tol, passes=passes,
+                            block_size=block_size, psd=psd, rng=rng)
+
+
+_EIGSH_EXAMPLE = """Examples
+--------
+>>> import numpy as np, dask.array as da, sketchlab
+>>> B = np.random.default_rng(0).standard_normal((300, 300))
+>>> X = B + B.T
+>>> A = da.from_array(X, chunks=(100, 300))
+>>> got = sketchlab.dask.eigsh(A, 3, rng=0, scheduler="sync")
+>>> want = sketchlab.eigsh(X, 3, rng=0)
+>>> bool(np.allclose(got.w, want.w, rtol=1e-10)), got.passes == want.passes
+(True, True)
+"""
+
+eigsh: Callable[..., _eigsh.EigshResult] = _front(
+    _eigsh.eigsh, _eigsh_passes, "Each pass over A (a product with a block) is one pass over the\n"
+    "chunks.  A must be square and symmetric: its first block of products is\nchecked.",
+    "3, ", "w", example=_EIGSH_EXAMPLE)

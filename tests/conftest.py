@@ -31,7 +31,8 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def load_libsvm(xslow):
     """Loader of a real LIBSVM data set by file name, looked for in
-    ``tests._data.data_dirs()`` (the experiments' rule); skips the test when the file is not
+    ``tests._data.data_dirs()`` (the one rule of the tests, the experiments and the
+    benchmarks); skips the test when the file is not
     present (data sets are never committed) and, real data being long-profile
     work, unless the long profiles run."""
     cache = {}

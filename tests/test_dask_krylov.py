@@ -68,3 +68,49 @@ def test_bad_parameters_before_any_task(kwargs, match, tmp_path):
     with pytest.raises(ValueError, match=match):
         sldask.krylov_svd(A, **kwargs)
     assert reads(tmp_path) == {}
+
+
+# ---------------------------------------------------------------------------
+# eigsh over the chunks
+# ---------------------------------------------------------------------------
+
+
+def symmetric_chunks(fmt, chunks, seed=1):
+    import scipy.sparse as sp
+
+    gen = np.random.default_rng(seed)
+    B = sp.random(240, 240, density=0.05, format="csr", random_state=gen)
+    X = (B + B.T).tocsr()
+    if fmt == "dense":
+        X = X.toarray()
+    return da.from_array(X, chunks=chunks, asarray=False), X
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+@pytest.mark.parametrize("chunks", [(60, 240), (80, 120)], ids=["rows", "both"])
+@pytest.mark.parametrize("kwargs", [dict(k=4), dict(k=3, which="SA", passes=20),
+                                    dict(tol=0.3, which="LA")], ids=["k", "passes", "tol"])
+def test_eigsh_same_as_in_memory(fmt, chunks, kwargs):
+    A, X = symmetric_chunks(fmt, chunks)
+    got = sldask.eigsh(A, rng=2, scheduler="sync", **kwargs)
+    want = sl.eigsh(X, rng=2, **kwargs)
+    assert got.passes == want.passes and got.extraction == want.extraction
+    np.testing.assert_allclose(got.w, want.w, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got.V, want.V, atol=1e-8)
+    np.testing.assert_allclose(got.residuals, want.residuals, rtol=1e-6, atol=1e-12)
+
+
+def test_eigsh_each_pass_reads_each_chunk_once(tmp_path):
+    A, X = counted_matrix(tmp_path, ((60, 90, 90), (60, 90, 90)), fmt="dense")
+    A = (A + A.T) / 2  # symmetric: its chunks read through the counted loader
+    got = sldask.eigsh(A, 3, passes=4, block_size=4, rng=0, scheduler="sync")
+    assert got.passes == 4
+    counts = {name: len(pids) for name, pids in reads(tmp_path).items()}
+    # one read of each chunk per pass (the loads shared by A and A.T in a pass)
+    assert len(counts) == 9 and set(counts.values()) == {4}, counts
+
+
+def test_eigsh_nonsymmetric_chunks_are_refused():
+    X = np.triu(np.random.default_rng(0).standard_normal((100, 100)))
+    with pytest.raises(ValueError, match="symmetric"):
+        sldask.eigsh(da.from_array(X, chunks=(50, 100)), 2, rng=0, scheduler="sync")

@@ -159,3 +159,35 @@ def test_a_repeated_krylov_call_allocates_no_new_basis(monkeypatch):
     np.testing.assert_array_equal(again.s, first.s)
     assert workspace.held_bytes() == held
     assert sl.release_workspace() == held
+
+
+@pytest.mark.kernels
+def test_chunked_products_have_the_same_bits_for_1_2_and_4_threads():
+    """The products with a tall matrix in fixed row chunks (the Krylov bases',
+    a dense A's, the kernel ridge factor's): the same bits whatever the
+    number of threads (4 on a 2-core machine: oversubscribed, still the same
+    chunks), in a fresh interpreter that allows 4."""
+    from ._support import run_isolated
+
+    code, out, err = run_isolated("""
+        import hashlib, numba, numpy as np
+        from sketchlab._config import serial_blas
+        from sketchlab._engine.threads import sub_mul, tall_mul, tall_tmul
+        gen = np.random.default_rng(5)
+        B = np.asfortranarray(gen.standard_normal((30000, 60)))
+        Y = np.asfortranarray(gen.standard_normal((30000, 7)))
+        D = gen.standard_normal((60, 7))
+        M = gen.standard_normal((60, 9))
+        digests = []
+        for threads in (1, 2, 4):
+            numba.set_num_threads(threads)
+            with serial_blas():
+                Z = Y.copy(order="F")
+                sub_mul(Z, B, D)
+                parts = (tall_mul(B, M), tall_tmul(B, Y), Z)
+            digests.append(hashlib.sha256(b"".join(np.ascontiguousarray(p).tobytes()
+                                                   for p in parts)).hexdigest())
+        print(len(set(digests)), numba.get_num_threads())
+    """, env={"NUMBA_NUM_THREADS": "4"})
+    assert code == 0, err[-2000:]
+    assert out.split() == ["1", "4"]

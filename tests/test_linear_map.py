@@ -200,3 +200,12 @@ def test_scaled_and_astype_give_new_maps_of_the_entries():
     np.testing.assert_array_equal(P.rmatmat(Y), D.T @ Y / 4)
     np.testing.assert_array_equal(P.normal(X), D.T @ (D @ X) / 16)
     assert P.entries is None and P.shape == (5, 4)
+
+
+def test_a_kernel_map_is_psd_only_where_its_formula_says_so():
+    X = np.random.default_rng(0).standard_normal((40, 3))
+    assert as_linear_map(sl.RBFKernel(X, 0.5)).psd is True
+    assert as_linear_map(sl.PairwiseKernel(X, "linear")).psd is True
+    assert as_linear_map(sl.PairwiseKernel(X, "sigmoid")).psd is False
+    assert as_linear_map(sl.PairwiseKernel(X, "poly", coef0=-1.0)).psd is False
+    assert as_linear_map(sl.PairwiseKernel(X, lambda a, b: a @ b.T)).psd is None

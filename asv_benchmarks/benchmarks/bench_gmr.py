@@ -102,3 +102,47 @@ class GMRLargeRank(GMR):
     where the plain QR solution's product of A with c columns weighs more."""
 
     rank = RANK_LARGE
+
+
+# ---- compare.py's rows (section "gmr"; the CUR rows are in bench_cur) --------------------
+
+
+def _solve(cls, solver, method="time_solve"):
+    return common.Call(cls, (common.TEXT, solver), method)
+
+
+TARGETS = []
+for _cls, _qr_bound in ((GMR, 12), (GMRLargeRank, 25)):
+    _rank = _cls.rank
+    _fast = _solve(_cls, "fast_gmr countsketch")
+    _what = f"fast_gmr (c = r = {_rank}, a = {A_FACTOR}, CountSketch)"
+    TARGETS += [
+        common.Target("gmr", _what, [_fast, _solve(_cls, "gmr")], "ratio", None, "gmr"),
+        common.Target(
+            "gmr", _what, [_fast, _solve(_cls, "plain QR (scipy)")], "ratio", _qr_bound,
+            "plain QR (scipy)",
+            why=f"fast_gmr at c = r = {_rank}, s_c = s_r = a c (Algorithm 1: one pass over A, "
+            "then a small solve) against scipy's solution of the same problem, C^+ A R^+ by "
+            "thin QRs of C and R^T and one product of A with Q_R (m n c work): the sketch's "
+            "point, growing with c."),
+        common.Target(
+            "gmr", f"  fast_gmr estimate_error=True / plain (c = {_rank})",
+            [_solve(_cls, "fast_gmr countsketch estimate_error"), _fast], "slowdown", 1.25,
+            "plain",
+            why="the same fast_gmr call with estimate_error=True (Gaussian probes through "
+            "CountSketches of A's rows and columns, Phi A Theta^T: one more pass over the "
+            "nonzeros of A into a small buffer) against the plain call: an error bar beside the "
+            "answer should cost at most a quarter more."),
+    ]
+TARGETS += [
+    common.Target(
+        "gmr", "gmr / plain QR solution", [_solve(GMR, "gmr"), _solve(GMR, "plain QR (scipy)")],
+        "slowdown", 1.5, "plain QR (scipy)",
+        why="our exact gmr against the same scipy QR solution: the exact reference must not be "
+        "slower than the code a user would write (round one)."),
+    common.Target(
+        "gmr", "  fast_gmr error ratio", [_solve(GMR, "fast_gmr countsketch",
+                                                 "track_error_ratio")], "value", 0.1,
+        why="||A - C X R||_F / ||A - C X* R||_F - 1 of the timed fast_gmr call: the paper's "
+        "Figure 1 has it near 0.05 or less at a = 10."),
+]

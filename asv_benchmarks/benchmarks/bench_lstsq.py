@@ -169,3 +169,36 @@ class LstsqSparse:
 
     def track_normal_residual(self, shape, name):
         return normal_residual(self.A, self.b, self.x)
+
+
+# ---- compare.py's rows (section "lstsq": the dense problem; the CSR rows, whose peers stop
+# at a time limit, are in compare.py) --------------------------------------------------------
+
+_SHAPE = "{}x{}".format(*DENSE[-1])
+
+
+def _dense(solver, call="time_solve"):
+    return common.Call(LstsqDense, (_SHAPE, solver), call)
+
+
+_PEERS = [_dense("scipy gelsy"), _dense("scipy gelsd")]
+TARGETS = [
+    common.Target(
+        "lstsq", f"lstsq fossils dense {_SHAPE} kappa 1e8 vs", [_dense("fossils"), *_PEERS],
+        "ratio", 3.0, "lstsq gelsy/gelsd (faster)", combine=lambda t, _: (t[0], min(t[1:])),
+        why="sketchlab.lstsq (FOSSILS, default settings) against the faster of "
+        "scipy.linalg.lstsq's gelsy and gelsd drivers on a dense C-ordered A = G D Q^T of "
+        "condition number ~1e8: a sketch, a small QR and a few dozen passes over A instead of "
+        "an O(m n^2) factorization; at least 3x faster."),
+    common.Target(
+        "lstsq", "  lstsq spir vs", [_dense("spir"), *_PEERS], "ratio", None,
+        "lstsq gelsy/gelsd (faster)", combine=lambda t, _: (t[0], min(t[1:]))),
+    common.Target(
+        "lstsq", "  fossils backward error / scipy's",
+        [_dense("fossils", "track_backward_error"), _dense("scipy gelsy", "track_backward_error"),
+         _dense("scipy gelsd", "track_backward_error")], "value", 10.0,
+        combine=lambda v, _: v[0] / max(min(v[1:]), 1e-300),
+        why="Karlson-Walden backward-error estimates (the SVD of an independent sketch in place "
+        "of A's, the same for every answer), relative to ||A||_F: FOSSILS is backward stable, "
+        "within 10x of the better of the two LAPACK drivers' answers."),
+]

@@ -9,6 +9,8 @@ timing) and builds the operators' hash tables, so ``time_*`` measures steady
 state.  ``peakmem_*`` is the process's peak resident memory (data included).
 """
 
+import functools
+
 import numpy as np
 import scipy.sparse as sp
 from asv_runner.benchmarks.mark import skip_for_params
@@ -144,6 +146,9 @@ class HashingSketches(_ExplicitSparsePeer, _OperatorSuite):
     and scipy's ``clarkson_woodruff_transform`` for CountSketch S A."""
 
     params = [HASHING, DATA]
+
+    def time_two_sided_unchecked(self, kind, data):
+        sl.sketch_both(self.S1, self.A, self.S2, check_finite=False)
 
     @skip_for_params([("osnap", d) for d in DATA])
     def time_peer_scipy_cwt_left(self, kind, data):
@@ -287,3 +292,184 @@ class ComposedSketches:
 
     def time_peer_explicit_right(self, inner, s, data):
         self.A @ self.DR.T
+
+
+@functools.lru_cache(maxsize=None)
+def scatter_floor_loop():
+    """The simplest compiled two-sided CountSketch scatter (the floor of
+    ``sketch_both``): precomputed buckets and signs of both sides, one
+    buffer per chunk of rows, summed; no checks, no tables, no hashing."""
+    from numba import njit, prange
+
+    @njit(parallel=True, cache=False)
+    def floor(indptr, indices, data, row_bucket, row_sign, col_bucket, col_sign, bounds, bufs):
+        for c in prange(bounds.shape[0] - 1):
+            buf = bufs[c]
+            buf[:, :] = 0.0
+            for i in range(bounds[c], bounds[c + 1]):
+                t = row_bucket[i]
+                w = row_sign[i]
+                for q in range(indptr[i], indptr[i + 1]):
+                    j = indices[q]
+                    buf[t, col_bucket[j]] += w * col_sign[j] * data[q]
+
+    return floor
+
+
+def scatter_floor(A, S1, S2, nchunks=8):
+    """``S1 A S2^T`` by :func:`scatter_floor_loop` for a CSR A and two
+    CountSketches: a zero-argument call that runs it."""
+    def buckets(S):
+        P = S.tosparse("csc")  # one nonzero per column
+        return P.indices.astype(np.int64), P.data.astype(np.float64)
+
+    rb, rs = buckets(S1)
+    cb, cs = buckets(S2)
+    bounds = np.searchsorted(A.indptr, np.linspace(0, A.nnz, nchunks + 1)).astype(np.int64)
+    bounds[0], bounds[-1] = 0, A.shape[0]
+    bufs = np.empty((nchunks, S1.sketch_size, S2.sketch_size))
+    out = np.empty((S1.sketch_size, S2.sketch_size))
+    loop = scatter_floor_loop()
+
+    def run():
+        loop(A.indptr, A.indices, A.data, rb, rs, cb, cs, bounds, bufs)
+        return np.sum(bufs, axis=0, out=out)
+
+    return run
+
+
+class CSRCheckAndFloor:
+    """The input check of a CSR matrix (pointers, index range, finite values: what every
+    entry point runs on A), the read-only pass, the simplest compiled two-sided CountSketch
+    scatter (:func:`scatter_floor`, the floor of ``sketch_both``) and ``sketch_both`` itself,
+    with int32 and int64 indices."""
+
+    params = [CSR_DATA, ["int32", "int64"]]
+    param_names = ["data", "indices"]
+    timeout = 600
+
+    def setup(self, data, index_dtype):
+        from sketchlab._engine._jit.reductions import read_pass
+        from sketchlab._validation import check_compressed
+
+        A = sp.csr_matrix(common.load(data))
+        B = A.copy()
+        B.indices, B.indptr = A.indices.astype(index_dtype), A.indptr.astype(index_dtype)
+        s1, s2 = common.sketch_sizes(B.shape)
+        self.S1 = sl.CountSketch(s1, B.shape[0], rng=1)
+        self.S2 = sl.CountSketch(s2, B.shape[1], rng=2)
+        self.B, self.read_pass, self.check = B, read_pass, check_compressed
+        self.floor = scatter_floor(B, self.S1, self.S2)
+        np.testing.assert_allclose(self.floor(), sl.sketch_both(self.S1, B, self.S2), rtol=1e-9,
+                                   atol=1e-12)
+        self.time_check(data, index_dtype), self.time_read_pass(data, index_dtype)
+
+    def time_check(self, data, index_dtype):
+        self.check(self.B, "A")
+
+    def time_read_pass(self, data, index_dtype):
+        self.read_pass(self.B.data, self.B.indices)
+
+    def time_scatter_floor(self, data, index_dtype):
+        self.floor()
+
+    def time_sketch_both(self, data, index_dtype):
+        sl.sketch_both(self.S1, self.B, self.S2)
+
+
+# ---- compare.py's rows (sections "sketch" and "check") ------------------------------------
+
+_CS = ("countsketch", common.TEXT)
+def _hashing(method, alone=False):
+    return common.Call(HashingSketches, _CS, method, alone)
+
+
+def _dense(kind, method):
+    return common.Call(DenseSketches, (kind, common.DENSE_DATA), method)
+
+
+def _check(dtype, method):
+    return common.Call(CSRCheckAndFloor, (common.TEXT, dtype), method)
+
+
+TARGETS = [
+    common.Target(
+        "sketch", "CountSketch sketch_both 200x200",
+        [_hashing("time_two_sided"), _hashing("time_peer_explicit_two_sided", alone=True)],
+        "ratio", 10, "scipy (S_C@A)@S_R.T",
+        why="sketch_both(S_C, A, S_R) (S_C A S_R^T in one pass over the nonzeros of A) against "
+        "the same product with S_C, S_R as scipy sparse matrices, two sparse products: the "
+        "one-pass kernel must beat the obvious scipy code by an order of magnitude (round one)."),
+    common.Target(
+        "sketch", "  ... time / read-only pass (roofline)",
+        [_hashing("time_two_sided"), common.Call(ReadPassRoofline, (common.TEXT,),
+                                                 "time_read_pass")],
+        "slowdown", 3, "read pass",
+        why="the same default call (input checks on: finite values, index bounds) against a "
+        "parallel pass that only reads A's values and column indices (indptr is m + 1 entries): "
+        "the sketch is memory-bound, so within 3x of reading its input is the roofline's bar."),
+    common.Target(
+        "sketch", "  ... check_finite=False, time / read-only pass",
+        [_hashing("time_two_sided_unchecked"), common.Call(ReadPassRoofline, (common.TEXT,),
+                                                           "time_read_pass")],
+        "slowdown", None, "read pass"),
+    common.Target(
+        "sketch", "CountSketch S @ A (s = 200)",
+        [_hashing("time_left"), _hashing("time_peer_scipy_cwt_left", alone=True)],
+        "ratio", 3, "scipy clarkson_woodruff",
+        why="S @ A against scipy.linalg.clarkson_woodruff_transform (the same CountSketch, "
+        "scipy's own), densified (round one's bar, kept)."),
+    common.Target(
+        "sketch", "CountSketch S @ A (s = 200)",
+        [_hashing("time_left"), _hashing("time_peer_explicit_left", alone=True)],
+        "ratio", 4, "(S_sparse @ A).toarray()",
+        why="S @ A (dense s x n result) against the explicit sparse S (S.tosparse()) times A, "
+        "densified: both read A once and write the same dense output, so a compiled kernel "
+        "that skips scipy's sparse result should win by 4x."),
+    common.Target(
+        "sketch", "CountSketch A @ S.T (s = 200)",
+        [_hashing("time_right"), _hashing("time_peer_explicit_right", alone=True)],
+        "ratio", 3, "(A @ S_sparse.T).toarray()",
+        why="A S^T (dense m x s) against the explicit sparse product, densified (round one's "
+        "bar, kept)."),
+    common.Target(
+        "sketch", f"SRHT S @ A, {common.DENSE_DATA}, s = 200",
+        [_dense("srht", "time_left"), _dense("gaussian", "time_left")],
+        "ratio", None, "GaussianSketch"),
+    common.Target(
+        "sketch", f"GaussianSketch S @ A, {common.DENSE_DATA}, s = 200",
+        [_dense("gaussian", "time_left"), _dense("gaussian", "time_peer_numpy_gaussian_left")],
+        "ratio", 1.0, "numpy randn+GEMM",
+        why="GaussianSketch @ A (entries regenerated from the counter-based hash, any thread "
+        "count) against numpy's generator drawing S then one GEMM: the reproducible sketch must "
+        "cost no more than the throw-away one."),
+]
+for _dtype in ("int32", "int64"):
+    TARGETS += [
+        common.Target(
+            "check", f"check of a CSR A ({_dtype} indices) / read pass",
+            [_check(_dtype, "time_check"), _check(_dtype, "time_read_pass")],
+            "slowdown", 1.25, "read pass", statistic="min",
+            why="the input check of a CSR matrix (pointers, index range, finite values: what "
+            "every entry point runs on A) against a parallel pass that only reads A's values "
+            "and indices: one fused pass of integer reductions, at memory speed (minimum of "
+            "the calls in turns)."),
+        common.Target(
+            "check", f"  scatter floor ({_dtype}, 200x200) / read pass",
+            [_check(_dtype, "time_scatter_floor"), _check(_dtype, "time_read_pass")],
+            "slowdown", None, "read pass", statistic="min",
+            why="the simplest compiled two-sided CountSketch scatter (precomputed buckets and "
+            "signs, bench_operators.scatter_floor) against the read pass: what a scatter costs "
+            "beyond reading on this machine."),
+        common.Target(
+            "check", f"sketch_both, checks on ({_dtype}) / (scatter floor + read pass)",
+            [_check(_dtype, "time_sketch_both"), _check(_dtype, "time_scatter_floor"),
+             _check(_dtype, "time_read_pass")],
+            "slowdown", 1.0, "floor + read", statistic="min",
+            combine=lambda t, _: (t[0], t[1] + t[2]),
+            why="sketch_both(S1, A, S2) with its input checks on against the floor of the same "
+            "scatter plus one read of A (the bound of a checked scatter): the hashing, the "
+            "tables and the checks together cost no more than one read (minimum of the calls "
+            "in turns)."),
+    ]
+

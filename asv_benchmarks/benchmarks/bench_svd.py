@@ -16,6 +16,7 @@ gathered in the same pass).
 import math
 
 import scipy.sparse as sp
+from asv_runner.benchmarks.mark import skip_for_params
 
 import sketchlab as sl
 
@@ -106,6 +107,16 @@ class SinglePassSVD:
 
     track_error_ratio.unit = "ratio"
 
+    @skip_for_params([(d, m) for d in DATA for m in METHODS if m not in SINGLE_PASS])
+    def track_error_ratio_sketch_rank(self, data, name):
+        """The same at the method's sketch rank (the paper's definition of its output)."""
+        common.require("lowrank_residual")
+        U, s, Vt = decomposer(name, self.A, rank=None)(self.A)
+        best = common.best_rank_k_residual(data, self.A, K)
+        return sl.lowrank_residual(self.A, U, s, Vt) / best - 1.0
+
+    track_error_ratio_sketch_rank.unit = "ratio"
+
 
 class TallSinglePassSVD(SinglePassSVD):
     """A tall matrix whose range sketch (m x 2k) outgrows the last-level cache,
@@ -137,6 +148,31 @@ class SinglePassSVDStream:
     def peakmem_column_blocks(self, data, name):
         self.decompose(column_blocks(self.A), shape=self.A.shape)
 
+    @skip_for_params([(d, m) for d in DATA for m in SINGLE_PASS if m != "fast_sp_svd"])
+    def track_traced_peak_ratio(self, data, name):
+        """fast_sp_svd's Python-traced peak memory over the blocks (tracemalloc, the blocks
+        made one at a time from the CSC copy that exists before tracing starts) against its
+        sketches (m c + r n + s_c s_r floats) plus one block, the sketches counted 1.5 times
+        (slack for the finishing QRs and solve)."""
+        import gc
+        import tracemalloc
+
+        m, n = self.A.shape
+        c, r, s_c, s_r = sizes(self.A.shape)
+        block = max((B.data.nbytes + B.indices.nbytes + B.indptr.nbytes if sp.issparse(B)
+                     else B.nbytes for B in column_blocks(self.A)), default=0)
+        sketches = (m * c + r * n + s_c * s_r) * 8
+        gc.collect()
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        result = self.decompose(column_blocks(self.A), shape=self.A.shape)
+        peak = tracemalloc.get_traced_memory()[1] - base
+        tracemalloc.stop()
+        del result
+        return peak / (1.5 * sketches + block)
+
+    track_traced_peak_ratio.unit = "ratio"
+
 
 class ErrorEstimateOverhead:
     """``fast_sp_svd`` with ``estimate_error`` off and on, same sizes and seed:
@@ -157,3 +193,126 @@ class ErrorEstimateOverhead:
 
     def peakmem_decompose(self, data, estimate_error):
         self.decompose(self.A, estimate_error=estimate_error)
+
+
+def stacked_copies(A, copies, seed=0):
+    """``copies`` copies of the CSR matrix A stacked by rows, each with its
+    columns permuted afresh (so no copy repeats another's access pattern);
+    A's index dtype is kept, so every member of a family is read alike."""
+    import numpy as np
+
+    gen = np.random.default_rng(seed)
+    m, n = A.shape
+    data, indices, indptr = [], [], [A.indptr[:1]]
+    for j in range(copies):
+        block = sp.csr_matrix((A.data, gen.permutation(n).astype(A.indices.dtype)[A.indices],
+                               A.indptr), shape=A.shape)
+        block.sort_indices()
+        data.append(block.data)
+        indices.append(block.indices)
+        indptr.append(A.indptr[1:] + j * A.nnz)
+    index = A.indices.dtype
+    B = sp.csr_matrix((np.concatenate(data), np.concatenate(indices).astype(index, copy=False),
+                       np.concatenate(indptr).astype(index, copy=False)), shape=(copies * m, n))
+    B.indices = B.indices.astype(index, copy=False)  # the constructor may change them
+    B.indptr = B.indptr.astype(index, copy=False)
+    return B
+
+
+_STACKED = {}
+
+
+class NnzScaling:
+    """``sketch_both`` (CountSketches, s_c = s_r = 200) and ``fast_sp_svd`` (k = 10, x = 4,
+    as ``SinglePassSVD``) on 1, 2, 4 and 8 row-stacked copies of a CSR matrix
+    (:func:`stacked_copies`): a one-pass method's time is linear in nnz(A)."""
+
+    params = [[d for d in DATA if d.startswith("csr")], [1, 2, 4, 8],
+              ["sketch_both", "fast_sp_svd"]]
+    param_names = ["data", "copies", "method"]
+    timeout = 900
+
+    def setup(self, data, copies, method):
+        key = (data, copies)
+        if key not in _STACKED:  # the sketch_both and fast_sp_svd rows share a member
+            _STACKED[key] = stacked_copies(sp.csr_matrix(common.load(data)), copies)
+        B = self.B = _STACKED[key]
+        if method == "sketch_both":
+            S_C = sl.CountSketch(200, B.shape[0], rng=1)
+            S_R = sl.CountSketch(200, B.shape[1], rng=2)
+            self.run = lambda: sl.sketch_both(S_C, B, S_R)
+        else:
+            decompose = decomposer("fast_sp_svd", B)
+            self.run = lambda: decompose(B)
+        self.run()  # compiles or loads the kernels
+
+    def time_run(self, data, copies, method):
+        self.run()
+
+
+# ---- compare.py's rows (section "svd"; "scaling") ------------------------------------------
+
+
+def _svd(method, call="time_decompose"):
+    # scikit-learn's calls in a block of their own: the OpenBLAS threads they leave
+    # spinning would slow the next call in turns
+    return common.Call(SinglePassSVD, (common.TEXT, method), call,
+                       alone=not method.endswith("sp_svd") and method not in SINGLE_PASS)
+
+
+def _estimate(flag):
+    return common.Call(ErrorEstimateOverhead, (common.TEXT, flag), "time_decompose")
+
+
+TARGETS = [
+    common.Target(
+        "svd", f"fast_sp_svd (k = {K}, x = {X_POINT}) vs", [_svd("fast_sp_svd"), _svd(method)],
+        "ratio", 1.0 if method == "practical_sp_svd" else None, method,
+        why=None if method != "practical_sp_svd" else (
+            f"fast_sp_svd against practical_sp_svd, each at x = (c + r)/k = {X_POINT} with the "
+            "same storage (CountSketch on sparse A), rank-k output: Algorithm 3's extra core "
+            "sketch M = S_C A S_R^T rides the same pass, so it must cost no more time."))
+    for method in METHODS[1:]
+]
+TARGETS += [
+    common.Target(
+        "svd", "  fast_sp_svd estimate_error=True / plain", [_estimate(True), _estimate(False)],
+        "slowdown", 1.10, "plain",
+        why="the same fast_sp_svd call with estimate_error=True (a test sketch of Gaussian "
+        "probes gathered in the same pass) against the plain call: no second pass over A, so "
+        "at most 10% more."),
+]
+TARGETS += [common.Target("svd", f"  {method} error ratio (rank k)",
+                          [_svd(method, "track_error_ratio")], "value") for method in METHODS]
+TARGETS += [common.Target("svd", f"  {method} error ratio (sketch rank)",
+                          [_svd(method, "track_error_ratio_sketch_rank")], "value")
+            for method in SINGLE_PASS]
+TARGETS.append(common.Target(
+    "svd", "fast_sp_svd blocks: peak extra / (1.5 sketches + 1 block)",
+    [common.Call(SinglePassSVDStream, (common.TEXT, "fast_sp_svd"), "track_traced_peak_ratio")],
+    "value", 1.0,
+    why=f"Python-traced peak memory of fast_sp_svd over {BLOCK_COLUMNS}-column blocks against "
+    "its sketches (m c + r n + s_c s_r floats) plus one block: a single pass holds the "
+    "sketches and the block being read, never A whole (half the sketches' size again as "
+    "slack for the finishing QRs and solve)."))
+
+
+def _slope(times, objs):
+    """The least-squares slope of log time against log nnz(A)."""
+    import numpy as np
+
+    nnz = [obj.B.nnz for obj in objs]
+    return float(np.polyfit(np.log(nnz), np.log(times), 1)[0])
+
+
+for _method, _setting in (("sketch_both", "CountSketches, s_c = s_r = 200"),
+                          ("fast_sp_svd", "k = 10, x = 4, CountSketches, as in the svd rows")):
+    TARGETS.append(common.Target(
+        "scaling", f"scaling: {_method} time against nnz(A), log-log slope",
+        [common.Call(NnzScaling, (common.TEXT, copies, _method), "time_run")
+         for copies in (1, 2, 4, 8)], "value", 1.1, combine=_slope,
+        why=f"{_method} ({_setting}) timed on 1, 2, 4 and 8 row-stacked copies of the matrix, "
+        "each with fresh column permutations: a one-pass method's time is linear in nnz(A), "
+        "and a slope above 1.1 means a cost that grows faster (cache misses, a serial step, an "
+        "m^2 term)."))
+

@@ -4,8 +4,9 @@ Size profile
 ------------
 ``SKETCHLAB_BENCH_PROFILE=quick`` (the default) runs the whole suite in a few
 minutes on small synthetic matrices; ``SKETCHLAB_BENCH_PROFILE=paper`` uses
-sizes shaped like the paper's data sets and adds the real data sets found in
-``$SKETCHLAB_DATA`` (default ``~/.cache/sketchlab``).  The profile only
+sizes shaped like the paper's data sets and adds the real data sets found where the
+experiments and the tests find them (``tests/_data.py``: ``$SKETCHLAB_DATA`` when
+it is set, else ``~/.cache/sketchlab`` then ``../shared/datasets``).  The profile only
 chooses the parameter lists; a data label always means the same matrix, so
 results of the two profiles never mix in asv's history.
 
@@ -31,6 +32,7 @@ in ``asv_benchmarks/.asv/data`` (``$SKETCHLAB_BENCH_CACHE``), so that the
 setup of a benchmark loads it in milliseconds.
 """
 
+import importlib.util
 import lzma
 import os
 import re
@@ -94,8 +96,23 @@ def _initialize_numba():
 _initialize_numba()
 
 
-def data_dir():
-    return Path(os.environ.get("SKETCHLAB_DATA", Path.home() / ".cache" / "sketchlab"))
+def _data_rule():
+    """``tests/_data.py``, the data-directory rule of the tests and the experiments, loaded by
+    its path: the checkout is not on ``sys.path`` here, and putting it there would shadow the
+    sketchlab that asv installed for the commit under test."""
+    path = Path(__file__).resolve().parents[2] / "tests" / "_data.py"
+    spec = importlib.util.spec_from_file_location("sketchlab_tests_data", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+DATA_RULE = _data_rule()
+
+
+def find_data(filename):
+    """Path of a real data file by the one rule (:data:`DATA_RULE`), or None."""
+    return DATA_RULE.find_file(filename)
 
 
 # ---- loading -------------------------------------------------------------------
@@ -127,10 +144,10 @@ def load(label):
 
 
 def _load_real(kind, name):
-    path = data_dir() / REAL_FILES[name]
-    if not path.exists():
+    path = find_data(REAL_FILES[name])
+    if path is None:
         raise NotImplementedError(
-            f"data set {REAL_FILES[name]} not found in {data_dir()} (set SKETCHLAB_DATA)"
+            f"data set {REAL_FILES[name]} not found in {DATA_RULE.describe_dirs()}"
         )
     stat = path.stat()
     cached = CACHE_DIR / f"{name}-{stat.st_size}-{stat.st_mtime_ns}.npz"
@@ -321,3 +338,60 @@ def best_rank_k_residual(label, A, k):
         np.save(fh, np.float64(tail))
     os.replace(tmp, path)
     return tail
+
+
+# ---- the rows of compare.py, declared beside the classes they time ----------------------
+
+# The data of compare.py's rows (asv_benchmarks/compare.py sets the profile before importing
+# the suites: "quick" with --quick, else "paper"): debian-tfidf where it is found, else a
+# synthetic matrix of its shape and density; the same for mushrooms.  --quick (CI: the code
+# paths run, the ratios mean nothing) takes a text-like matrix a quarter the quick profile's
+# side, as compare.py always has.
+if QUICK:
+    TEXT, KERNEL_DATA, DENSE_DATA = "csr 5000x2500", "onehot 2000x112", "dense 2000x500"
+else:
+    TEXT = "csr debian-tfidf" if find_data(REAL_FILES["debian-tfidf"]) else "csr 52396x25252"
+    KERNEL_DATA = "csr mushrooms" if find_data(REAL_FILES["mushrooms"]) else "onehot 8124x112"
+    DENSE_DATA = "dense 16384x1000"
+
+
+class Call:
+    """One benchmark of a suite: ``cls().setup(*params)``, then ``method(*params)`` (a
+    ``time_*`` method is timed, a ``track_*`` method returns its value).  ``alone``: time
+    it in a block of its own rather than in turns with the others of its section."""
+
+    def __init__(self, cls, params, method, alone=False):
+        self.cls, self.params, self.method, self.alone = cls, tuple(params), method, alone
+
+    @property
+    def key(self):
+        return (self.cls.__module__, self.cls.__name__, self.params, self.method)
+
+    def __repr__(self):
+        return f"{self.cls.__name__}{self.params}.{self.method}"
+
+
+class Target:
+    """One row of compare.py's table, declared beside the suites it reads.
+
+    ``calls[0]`` is ours; the row's kind decides the rest:
+
+    - ``"ratio"``: the speed-up ``peer / ours`` (at least ``bound``), the peer's time being
+      ``calls[1]``'s, or ``(ours, peer) = combine(times, objects)`` of all the calls (the
+      objects: the suites' instances, after their setup);
+    - ``"slowdown"``: ``ours / peer`` (at most ``bound``), the same way;
+    - ``"value"``: the value of a ``track_*`` call, or ``combine(values, objects)`` of the
+      calls' values (a ``time_*`` call's value is its time) (at most ``bound``, or at least
+      with ``higher=True``);
+    - ``"within"``: such a value in ``bound = (low, high)``.
+
+    ``statistic``: ``"median"`` of the timings in turns, or ``"min"`` (for a bound the
+    call cannot beat: a read pass, a floor loop).  ``peer`` names the peer (or the unit of a
+    value); ``why`` is the legend line: what is timed against what, and why the bound.
+    """
+
+    def __init__(self, section, what, calls, kind="ratio", bound=None, peer="", why=None,
+                 combine=None, higher=False, statistic="median"):
+        self.section, self.what, self.calls, self.kind = section, what, tuple(calls), kind
+        self.bound, self.peer, self.why, self.combine = bound, peer, why, combine
+        self.higher, self.statistic = higher, statistic

@@ -7,8 +7,13 @@ With ``estimate_error=True`` its result also carries an estimate of
 ``||A - U diag(s) V^T||_F``, with an interval meant to hold the true error
 about 90% of the time, from a few probes gathered in the same pass.  Here
 the estimate and its interval sit beside the true error and the best
-possible one (the truncated exact SVD) at several ranks.
+possible one (the truncated exact SVD) at several ranks.  Where the estimate
+says that the answer misses most of ``A`` (rank 2 here), the call also warns
+(:class:`sketchlab.InaccurateSVDWarning`); the warnings are caught and
+printed below with their results.
 """
+
+import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -23,7 +28,9 @@ s_exact = np.linalg.svd(A, compute_uv=False)
 ranks = [2, 5, 10, 20, 30]
 true, est, low, high, best = [], [], [], [], []
 for k in ranks:
-    res = sl.fast_sp_svd(A, k, rng=1, estimate_error=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", sl.InaccurateSVDWarning)
+        res = sl.fast_sp_svd(A, k, rng=1, estimate_error=True)
     U, s, Vt = res                 # the same unpacking with or without the estimate
     e = res.error_estimate
     true.append(np.linalg.norm(A - (U * s) @ Vt))
@@ -33,6 +40,8 @@ for k in ranks:
     best.append(np.sqrt(np.sum(s_exact[k:] ** 2)))
     print(f"k = {k:2d}: true error {true[-1]:8.1f}, estimate {e.value:8.1f} "
           f"[{e.low:.1f}, {e.high:.1f}]")
+    for w in caught:
+        print(f"        {w.category.__name__}: {w.message}")
 
 est, low, high = map(np.array, (est, low, high))
 fig, ax = plt.subplots(figsize=(6, 4))

@@ -5,8 +5,11 @@ import gzip
 import hashlib
 import http.server
 import lzma
+import os
 import socket
 import struct
+import subprocess
+import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -15,6 +18,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file
+
+from tests import _data as datadirs  # the one data-directory rule
 
 from experiments import datasets as ds
 
@@ -103,16 +108,16 @@ def test_read_idx_errors(tmp_path):
         ds.read_idx(short)
 
 
-# ---- the data directories: one rule for the tests and the experiments -------------------
+# ---- the data directories: one rule for the experiments, the tests and the benchmarks ----
 
 
 def test_data_dirs_order(tmp_path, monkeypatch):
     monkeypatch.delenv("SKETCHLAB_DATA", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     cache = tmp_path / "home" / ".cache" / "sketchlab"
-    assert ds.data_dirs() == [cache, ds.SHARED_DATA]
+    assert ds.data_dirs() == [cache, datadirs.SHARED_DATA]
     assert ds.data_home() == cache  # downloads go to the first
-    assert ds.SHARED_DATA.parent.parent == Path(ds.__file__).resolve().parents[2]
+    assert datadirs.SHARED_DATA.parent.parent == Path(ds.__file__).resolve().parents[2]
     assert "$SKETCHLAB_DATA is not set" in ds.describe_dirs()
     # $SKETCHLAB_DATA replaces the whole list
     monkeypatch.setenv("SKETCHLAB_DATA", str(tmp_path / "mine"))
@@ -124,7 +129,7 @@ def test_find_file_first_directory_wins(tmp_path, monkeypatch):
     monkeypatch.delenv("SKETCHLAB_DATA", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     shared = tmp_path / "shared"
-    monkeypatch.setattr(ds, "SHARED_DATA", shared)
+    monkeypatch.setattr(datadirs, "SHARED_DATA", shared)
     cache = tmp_path / ".cache" / "sketchlab"
     shared.mkdir()
     (shared / "x.svm").write_text("1 1:1\n")
@@ -138,23 +143,22 @@ def test_find_file_first_directory_wins(tmp_path, monkeypatch):
     assert ds.locate(ds.REGISTRY["splice"]) == shared / "splice.xz"
 
 
-def test_tests_use_the_same_rule(tmp_path, monkeypatch):
-    """The library's tests look data sets up by the same rule (tests/_data.py,
-    kept apart so that they do not import the experiments package)."""
-    from tests import _data
+def test_tests_and_benchmarks_use_the_same_rule(tmp_path):
+    """One rule, tests/_data.py: the experiments and the library's tests import it, and the
+    asv suites (and compare.py, through them) load that file by its path."""
+    from tests import conftest
 
-    assert _data.SHARED_DATA == ds.SHARED_DATA
-    monkeypatch.delenv("SKETCHLAB_DATA", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert _data.data_dirs() == ds.data_dirs()
-    assert _data.describe_dirs() == ds.describe_dirs()
-    monkeypatch.setenv("SKETCHLAB_DATA", str(tmp_path / "mine"))
-    assert _data.data_dirs() == ds.data_dirs() == [tmp_path / "mine"]
-    assert _data.describe_dirs() == ds.describe_dirs()
-    (tmp_path / "mine").mkdir()
-    (tmp_path / "mine" / "x.svm").write_text("1 1:1\n")
-    assert _data.find_file("x.svm") == ds.find_file("x.svm") == tmp_path / "mine" / "x.svm"
-    assert _data.find_file("absent.svm") is ds.find_file("absent.svm") is None
+    assert conftest.find_file is datadirs.find_file is ds.find_file
+    assert conftest.describe_dirs is datadirs.describe_dirs is ds.describe_dirs
+    repo = Path(datadirs.__file__).resolve().parents[1]
+    probe = ("import sys; sys.path.insert(0, 'asv_benchmarks'); from benchmarks import common; "
+             "print(common.DATA_RULE.__file__); print(common.DATA_RULE.describe_dirs())")
+    env = {**os.environ, "SKETCHLAB_DATA": str(tmp_path / "mine")}
+    env.pop("PYTHONPATH", None)
+    out = subprocess.run([sys.executable, "-c", probe], cwd=repo, env=env, capture_output=True,
+                         text=True, timeout=300, check=True).stdout.splitlines()
+    assert Path(out[0]).resolve() == Path(datadirs.__file__).resolve()
+    assert out[1] == f"{tmp_path / 'mine'} ($SKETCHLAB_DATA)"
 
 
 def test_no_data_message_says_where_and_how(data_home):

@@ -23,6 +23,7 @@ from experiments import svd
 from experiments.__main__ import build_parser, main, show_progress
 from experiments.analysis import fit_two_terms
 from experiments.runs import derive_seed, read_csv
+from experiments.sweeps import TABLE
 
 REPS = 2
 C_GMR = 8
@@ -467,7 +468,8 @@ def test_cur_claims_rows(files):
 @pytest.mark.slow  # runs the sweeps end to end: the long profile (SKETCHLAB_XSLOW=1)
 def test_plot_from_csv_alone(out, tmp_path, monkeypatch):
     copy = tmp_path / "copy"
-    for name in plotting.SWEEP_NAMES:
+    names = [sweep.name for sweep in TABLE if sweep.reproduce]  # what the fixture ran
+    for name in names:
         (copy / name).mkdir(parents=True)
         shutil.copy(out / name / f"{name}.csv", copy / name)
 
@@ -476,7 +478,7 @@ def test_plot_from_csv_alone(out, tmp_path, monkeypatch):
 
     monkeypatch.setattr(ds, "load", no_data)
     assert main(["plot", "--out", str(copy)]) == 0
-    for name in plotting.SWEEP_NAMES:
+    for name in names:
         png = copy / "figures" / f"{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
     assert (copy / "figures" / "gmr" / "tiny.png").is_file()
@@ -503,7 +505,7 @@ def test_report_from_csv(out):
     assert "![gmr](figures/gmr.png)" in text
     # the slope printed is the fit of the CSV's means
     rows = [r for r in _rows(out, "gmr") if r["dataset"] == "tiny"]
-    fit = report.analyse_gmr(rows)[0]
+    fit = gmr.analyse(rows)[0]
     assert f"| {fit['slope']:.2f} |" in text
 
 
@@ -526,7 +528,7 @@ def test_report_verdicts_on_known_curves(tmp_path):
     rows += _gmr_rows("madelon", "dense", lambda a: 0.3 / a)
     write_run(tmp_path, "gmr", gmr.GMRConfig(), rows, gmr.COLUMNS, started=0.0,
               missing=["gisette", "svhn"], replaced={"rcv1": "debian-tfidf"})  # fmt: skip
-    res = {r["dataset"]: r for r in report.analyse_gmr(rows)}
+    res = {r["dataset"]: r for r in gmr.analyse(rows)}
     assert res["debian-tfidf"]["slope"] == pytest.approx(-2.0)
     assert res["debian-tfidf"]["alpha"] == pytest.approx(0.5)
     assert res["debian-tfidf"]["at10"] == pytest.approx(0.005)
@@ -741,7 +743,7 @@ def test_mean_spread_and_two_term_fit():
 
 
 def test_figures_mark_the_papers_numbers_and_name_n_d_gamma():
-    plt = plotting._pyplot()
+    plt = plotting.pyplot()
     kernel_rows = [
         {"dataset": "madelon", "n": 2000, "d": 500, "gamma": 3.5e-6, "k": 15, "c": 30,
          "method": m, "a": a, "error": e, "rep": 0}
@@ -750,13 +752,13 @@ def test_figures_mark_the_papers_numbers_and_name_n_d_gamma():
                         ("faster_spsd", 8, 0.43), ("faster_spsd", 16, 0.42))
     ]  # fmt: skip
     fig, ax = plt.subplots()
-    plotting.draw_kernel(ax, kernel_rows)
+    kernel.draw(ax, kernel_rows)
     labels = ax.get_legend_handles_labels()[1]
     assert "paper: fast SPSD (Table 7)" in labels
     assert "paper: Nystrom ~0.55 (Section 6.2)" in labels
     assert "n = 2000, d = 500, gamma = 3.5e-06" in ax.get_title()
     fig, ax = plt.subplots()
-    plotting.draw_gmr(ax, _gmr_rows("debian-tfidf", "sparse", lambda a: 0.5 / a**2))
+    gmr.draw(ax, _gmr_rows("debian-tfidf", "sparse", lambda a: 0.5 / a**2))
     paper_line = next(ln for ln in ax.get_lines() if ln.get_label().startswith("paper"))
     assert list(paper_line.get_xdata()) == [10] and list(paper_line.get_ydata()) == [0.05]
     assert "stand-in for rcv1" in ax.get_title() and "n = 100, d = 50" in ax.get_title()
@@ -780,3 +782,63 @@ def test_user_text_cites_the_paper_as_printed(out):
     for where, text in texts.items():
         for label in labels:
             assert label not in text, (where, label)
+
+
+# ---- the run record: warnings, load, verdicts not judged -----------------------------------
+
+
+def test_a_sweeps_warnings_go_to_its_run_record(tmp_path, capsys, monkeypatch):
+    """run_sweep keeps the library's warnings off stderr: counted per (category, place) in
+    run.json and on one line of the summary."""
+    import argparse
+    import types
+    import warnings
+
+    from experiments import __main__ as cli
+    from experiments.sweeps import Sweep
+
+    def run(config, *, show_progress=True):
+        for i in range(3):
+            warnings.warn(f"flat spectrum {i}", sketchlab.InaccurateSVDWarning)
+        return [{"x": 1, "seconds": 0.5, "load": 0.1}]
+
+    module = types.SimpleNamespace(
+        NAME="fake", COLUMNS=("x", "seconds", "load"), DEFAULT_DATASETS=(), run=run,
+        make_config=lambda datasets, *, quick=False, reps=None, seed=0: gmr.GMRConfig(),
+        load_all=lambda config: [], summary=lambda rows: ["one row"])
+    monkeypatch.setitem(cli.SWEEPS, "fake", Sweep(module, "Fake", "a fake sweep"))
+    args = argparse.Namespace(out=tmp_path, quick=True, reps=None, seed=0, progress=False,
+                              command_line="python -m experiments fake")
+    assert cli.run_sweep("fake", args) == [{"x": 1, "seconds": 0.5, "load": 0.1}]
+    printed = capsys.readouterr()
+    assert "flat spectrum" not in printed.err
+    assert "3 InaccurateSVDWarning (experiments/tests/test_experiments.py:" in printed.out
+    record = json.loads((tmp_path / "fake" / "run.json").read_text())
+    (caught,) = record["warnings"]
+    assert (caught["category"], caught["count"], caught["message"]) == (
+        "InaccurateSVDWarning", 3, "flat spectrum 0")
+    assert set(record["load_average"]) == {"start", "end"}
+
+
+def test_timing_verdicts_say_when_the_machine_was_loaded():
+    record = {"machine": {"cores": 4, "affinity": 2}}
+    assert report.load_caveat([{"load": 1.9}, {"load": 2.0}], record) == ""
+    assert report.load_caveat([{"load": 1.0}, {"load": 3.25}], record) == (
+        " (timed under load: 1-minute load average up to 3.2 on 2 cores)")
+    assert "not recorded" in report.load_caveat([{"load": math.nan}], record)
+    assert "not recorded" in report.load_caveat([{}], record)
+
+
+def test_a_number_measured_on_too_few_cases_is_not_judged_and_not_not_run():
+    assert report.mark(None) == report.NA == "➖ not run"
+    text = report.mark(None, "8 of the 200 cases it needs")
+    assert text == "➖ not judged (8 of the 200 cases it needs)"
+    assert report.mark(True, "ignored") == report.YES
+    rows = [dict(part="estimate", algorithm="fast_gmr", dataset="tiny", covered=True,
+                 value=1.0, true_error=1.05, seconds=1.0, seconds_plain=1.0,
+                 same_answer=True, load=0.1)] * 8
+    verdicts = []
+    estimate.section(Path("."), rows, verdicts, {})
+    texts = [v.text for v in verdicts if v.claim.startswith("estimate_")]
+    assert texts and all("not judged (8 of the 200 cases it needs)" in t for t in texts)
+    assert all(v.ok is None for v in verdicts if v.claim.startswith("estimate_"))

@@ -34,10 +34,11 @@ def test_cli_quick_run(tmp_path):
     assert len(rows) == len(sweep.LstsqConfig.quick().kappas) * len(sweep.METHODS)
     assert all(math.isfinite(r["backward_error"]) for r in rows)
     assert (out / "figures" / "lstsq.png").stat().st_size > 0
-    report = (out / "lstsq" / "REPORT.md").read_text()
-    assert "## Verdicts" in report and "FOSSILS" in report
-    claims = sweep.verdicts(rows)
+    report = (out / "REPORT.md").read_text()
+    assert "## Least squares from a sketch" in report and "FOSSILS" in report
+    claims = sweep.claims(rows)
     assert any(c.startswith("fossils") for c, _, _ in claims)
+    assert "- fossils: backward error within" in report
 
 
 def test_verdicts_detect_failures():
@@ -46,5 +47,5 @@ def test_verdicts_detect_failures():
         for method, be in (("scipy", 1e-16), ("fossils", 1e-13), ("sketch-and-solve", 1e-16)):
             rows.append({"kappa": kappa, "residual": 1e-6, "rep": 0, "method": method,
                          "backward_error": be})
-    found = {c.split(":")[0]: ok for c, ok, _ in sweep.verdicts(rows)}
+    found = {c.split(":")[0]: ok for c, ok, _ in sweep.claims(rows)}
     assert found == {"fossils": False, "sketch-and-solve": False}

@@ -39,7 +39,18 @@ def test_every_solver_reaches_the_residual_and_rows_summarize(tmp_path):
                      "residual": "1e-9"})
     lines = ridge.summary(rows)
     assert len(lines) == 1 and "d_eff    42.0" in lines[0] and "its time" in lines[0]
-    path = ridge.plot(rows, tmp_path / "ridge.png")
+    (path,) = ridge.plot(rows, tmp_path)
     assert path.is_file() and path.stat().st_size > 1000
-    csv_path = ridge.write_csv(rows, tmp_path / "ridge.csv")
-    assert ridge.read_csv(csv_path) == rows
+    verdicts = []
+    section = ridge.section(tmp_path, rows, verdicts, {})
+    assert section[0].startswith("## Ridge regression") and len(verdicts) == 1
+
+
+def test_config():
+    import pytest
+
+    from experiments.runs import ConfigError
+
+    assert ridge.make_config(quick=True).plan is ridge.QUICK
+    with pytest.raises(ConfigError):
+        ridge.make_config(("mushrooms",))

@@ -215,9 +215,27 @@ def hash_dense_rows(codes, p, scale, gt, w):
 
 @njit(**JIT, inline="always")
 def _add_row_times(row, a_ptr, a_idx, a_val, w, i):
-    """``row += A[i] W``: each stored a_ij adds a_ij W[j], in storage order."""
+    """``row += A[i] W``: each stored a_ij adds a_ij W[j], in storage order.
+    One or two columns (a vector, eigsh's narrow blocks) are summed in
+    registers (the same additions in the same order: the same bits)."""
     s = w.shape[1]
-    for q in range(_u(a_ptr[i]), _u(a_ptr[i + 1])):
+    lo, hi = _u(a_ptr[i]), _u(a_ptr[i + 1])
+    if s == 1:
+        acc = row[0]
+        for q in range(lo, hi):
+            acc += a_val[q] * w[_u(a_idx[q]), 0]
+        row[0] = acc
+        return
+    if s == 2:
+        acc0, acc1 = row[0], row[1]
+        for q in range(lo, hi):
+            v = a_val[q]
+            j = _u(a_idx[q])
+            acc0 += v * w[j, 0]
+            acc1 += v * w[j, 1]
+        row[0], row[1] = acc0, acc1
+        return
+    for q in range(lo, hi):
         v = a_val[q]
         wj = w[_u(a_idx[q])]
         for t in range(s):
