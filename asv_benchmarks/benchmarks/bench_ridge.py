@@ -300,11 +300,13 @@ def _agreement(values, objects):
 
 
 def _decaying(deff, name, call="time_solve"):
-    return common.Call(RidgeDecaying, (deff, name), call)
+    # scikit-learn's calls alone: scipy's cg leaves OpenBLAS threads spinning (its level-1
+    # BLAS), which slow the compiled loops of the next call several times over
+    return common.Call(RidgeDecaying, (deff, name), call, alone=name.startswith("sklearn"))
 
 
 def _text(deff, name, call="time_solve"):
-    return common.Call(RidgeText, (deff, name), call)
+    return common.Call(RidgeText, (deff, name), call, alone=name.startswith("sklearn"))
 
 
 _RESIDUAL_WHY = ("the achieved relative residual of the normal equations (computed afresh): "
