@@ -26,7 +26,7 @@ rule): conjugate gradients first run 8 plain steps; a problem that needs no
 preconditioner ends there, or is left to plain CG when the steps still to go
 at the pace of the last four (an optimistic pace: CG slows down on a decaying
 spectrum) cost less than two first sketches.  Otherwise the sketch starts at
-rank 16 and doubles while the paper's criterion (the ratio ``lam_l / alpha``,
+rank 8 and doubles while the paper's criterion (the ratio ``lam_l / alpha``,
 here at most 1: the preconditioned condition number at most 2) is not met
 *and* the predicted saving in steps outweighs the price of the new sketch
 columns and of the larger factorization.  Steps are predicted by CG's bound,
@@ -80,12 +80,12 @@ METHODS = ("nystrom-pcg", "cg", "direct")
 # rank="auto": plain CG steps before any sketch, the first rank, and the
 # paper's criterion of a well-conditioned preconditioned system (lam_l / alpha)
 _PROBE_STEPS = 8
-_RANK_START = 16
+_RANK_START = 8
 _WELL_CONDITIONED = 1.0
 # the cost model of rank="auto" (in reads of A's stored entries): a column of
 # a block product costs this share of a product with one vector (BLAS 3 on a
 # dense A, the compiled CSR loops, a map known only by its products) ...
-_BLOCK_COST = {"dense": 0.1, "sparse": 0.25, "operator": 0.5}
+_BLOCK_COST = {"dense": 0.1, "sparse": 0.5, "operator": 0.5}
 # ... and a flop of the dense factorizations 1/32 of a read of A
 _FLOPS_PER_READ = 32.0
 # a sketch is taken only when the plain steps still to go (at the probe's
@@ -165,7 +165,8 @@ else:
             The sketch's estimate of ``tr(A^T A (A^T A + alpha I)^-1)`` per
             alpha (the Nystrom eigenvalues, and the rest of ``||A||_F^2`` spread
             evenly over the other directions where it is known: an upper
-            bound on the Nystrom part's share); None without a sketch.
+            bound on the Nystrom part's share); None where no sketch
+            preconditioned the solve.
         matvecs : int
             Products with A or A^T, each of one vector (a block of c columns
             counts c).
@@ -481,7 +482,7 @@ class _Run:
         return cg
 
     def sketch(self, rank, gen, costs, probe):
-        """The Nystrom factorization at ``rank`` (an int), or grown from 16
+        """The Nystrom factorization at ``rank`` (an int), or grown from 8
         (``"auto"``, ``probe`` the plain steps' :class:`_Probe`).  Returns the
         preconditioner, or None where it does not pay."""
         d = self.ops.shape[1]
@@ -714,7 +715,7 @@ def ridge_run(ops: LinearMap, B: NDArray[np.floating], alphas: NDArray[np.float6
             w = np.maximum(eigvalsh(gram(scaled)), 0.0)
             deff = np.array([float(np.sum(w / (w + a))) if a > 0 else float(np.sum(w > 0))
                              for a in path_s])
-        elif run.lam is not None:
+        elif run.pre is not None:  # the sketch that preconditioned the solve
             total = scaled.frobenius2()
             total = total() if callable(total) else total  # a dask map's: after its first pass
             deff = _effective_dimension(run.lam, path_s if not paired else alphas_s, total, d)
@@ -769,7 +770,7 @@ def ridge(A: MatrixLike, b: ArrayLike, alpha: Any, *, method: str = "nystrom-pcg
         to 16,384), with refinement.
     rank : "auto" or int, default "auto"
         The rank ``l`` of the Nystrom preconditioner.  ``"auto"``: 8 plain
-        steps first (enough for a well-conditioned problem), then from 16,
+        steps first (enough for a well-conditioned problem), then from 8,
         doubled while the preconditioned system is not yet well conditioned
         (``lam_l / alpha > 1``) and the predicted saving in steps outweighs
         the price of the larger sketch; plain CG goes on where a
