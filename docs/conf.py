@@ -96,7 +96,7 @@ JOBS = [
      "iterative solvers.",
      ["lstsq", "LstsqResult", "sketch_preconditioner", "SketchPreconditioner"]),
     ("Ridge regression", "min_x ||A x - b||^2 + alpha ||x||^2, and the scikit-learn drop-ins.",
-     ["ridge", "SketchedRidge", "SketchedRidgeClassifier", "SketchedRidgeCV"]),
+     ["ridge", "RidgeResult", "SketchedRidge", "SketchedRidgeClassifier", "SketchedRidgeCV"]),
     ("CUR decomposition", "A ~ C U R from columns and rows of A.", ["cur", "CURDecomposition"]),
     ("Kernel (SPSD) approximation", "SPSD (kernel) matrices from a few of their columns.",
      ["RBFKernel", "PairwiseKernel", "nystrom", "fast_spsd", "faster_spsd", "optimal_spsd",

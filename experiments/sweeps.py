@@ -47,6 +47,7 @@ from . import (
     kernel,
     krr,
     lstsq,
+    ridge,
     spectrum,
     spsd_table,
     svd,
@@ -115,5 +116,9 @@ TABLE = (
           "stochastic trace estimation (Hutchinson, Hutch++, XTrace, XNysTrace) on the XTrace "
           "paper's six spectra: mean relative error against products, coverage of the error "
           "estimates; no data set, not part of reproduce", reproduce=False),
+    Sweep(ridge, "Ridge regression on debian-tfidf (issue 39)",
+          "ridge regression on debian-tfidf: steps and time against the effective dimension "
+          "(Nystrom-preconditioned and plain CG, scikit-learn's sparse_cg and lsqr); not part "
+          "of reproduce", reproduce=False),
 )
 SWEEPS = {sweep.name: sweep for sweep in TABLE}

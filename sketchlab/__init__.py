@@ -50,6 +50,8 @@ if TYPE_CHECKING:  # the names of _LAZY, so that type checkers see what they are
     from ._leverage import leverage_scores
     from ._lstsq import LstsqResult, SketchPreconditioner, lstsq, sketch_preconditioner
     from ._residuals import gmr_error_ratio, gmr_residual, lowrank_residual
+    from ._ridge import RidgeResult, ridge
+    from ._estimators_ridge import SketchedRidge, SketchedRidgeClassifier, SketchedRidgeCV
     from ._results import GMRResult, SVDResult
     from ._sketch_state import SketchState
     from ._spsd import SPSDApproximation, eta, fast_spsd, faster_spsd, nystrom, optimal_spsd
@@ -122,6 +124,11 @@ _LAZY = {
     "TraceResult": "_trace",
     "DiagonalResult": "_trace",
     "EffectiveDimensionResult": "_trace",
+    "ridge": "_ridge",
+    "RidgeResult": "_ridge",
+    "SketchedRidge": "_estimators_ridge",
+    "SketchedRidgeClassifier": "_estimators_ridge",
+    "SketchedRidgeCV": "_estimators_ridge",
 }
 
 # the optional dependencies a lazily imported name may need: module -> (name, extra)

@@ -71,13 +71,27 @@ class ConjugateGradients:
     n x t), ``step`` (what the last step added to X), ``residual`` (each
     column's relative residual ``||r|| / ||b||``, by the recurrence),
     ``active`` (the columns still iterating: residual above ``tol``, when
-    given, and positive curvature so far), ``iterations``."""
+    given, and positive curvature so far), ``iterations``.
 
-    def __init__(self, matvec: Callable[[Any], Any], B: NDArray[np.floating], *,
-                 precond: Callable[[Any], Any] | None = None, X0: Any = None,
-                 tol: float | None = None):
-        self.matvec, self.precond, self.tol = matvec, precond, tol
+    ``indexed``: ``matvec`` and ``precond`` are called as ``f(V, columns)``,
+    ``columns`` the indices (into B's columns) of the columns of V, for an
+    operator or a preconditioner that differs from column to column (ridge
+    regression's path: one shift per column)."""
+
+    def __init__(self, matvec: Callable[..., Any], B: NDArray[np.floating], *,
+                 precond: Callable[..., Any] | None = None, X0: Any = None,
+                 tol: float | None = None, indexed: bool = False):
         t = B.shape[1]
+        self.matvec: Callable[[Any, Any], Any]
+        self.precond: Callable[[Any, Any], Any] | None
+        if indexed:
+            self.matvec, self.precond = matvec, precond
+        else:  # the same calls, the column indices dropped
+            self.matvec = lambda V, columns: matvec(V)
+            self.precond = None if precond is None else \
+                (lambda V, columns: precond(V))
+        self.tol = tol
+        everything = np.arange(t)
         # columns of B whose largest magnitude lies outside [2**-100, 2**100]
         # are scaled by a power of two (exact: the iterates are the exact
         # images of the unscaled ones) so that no dot product over- or
@@ -89,12 +103,12 @@ class ConjugateGradients:
             if X0 is not None:
                 X0 = np.ldexp(X0, -self.exps).astype(B.dtype, copy=False)
         self._X = np.zeros_like(B) if X0 is None else np.array(X0, dtype=B.dtype)
-        self.R = B.copy() if X0 is None else B - matvec(self._X)
+        self.R = B.copy() if X0 is None else B - self.matvec(self._X, everything)
         bnorm = np.linalg.norm(B, axis=0)
         self.scale = np.where(bnorm > 0, bnorm, 1.0)
         self.residual = np.linalg.norm(self.R, axis=0) / self.scale
         self.active = np.ones(t, dtype=bool) if tol is None else self.residual > tol
-        Z = self.R if precond is None else precond(self.R)
+        Z = self.R if self.precond is None else self.precond(self.R, everything)
         self.P = Z.copy()
         self.rz = _col_dots(self.R, Z)
         self._step = np.zeros_like(B)
@@ -121,7 +135,7 @@ class ConjugateGradients:
         X, R, P, rz = self._X, self.R, self.P, self.rz
         everything = idx.size == X.shape[1]
         Pa = P if everything else P[:, idx]
-        AP = self.matvec(Pa)
+        AP = self.matvec(Pa, idx)
         pq = _col_dots(Pa, AP)
         ok = (pq > 0) & np.isfinite(pq) & (rz[idx] > 0)
         a = np.where(ok, rz[idx] / np.where(ok, pq, 1.0), 0.0)
@@ -142,20 +156,21 @@ class ConjugateGradients:
         idx = np.flatnonzero(self.active)
         if idx.size:  # the next direction
             Ra = R if idx.size == X.shape[1] else R[:, idx]
-            Z = Ra if self.precond is None else self.precond(Ra)
+            Z = Ra if self.precond is None else self.precond(Ra, idx)
             rz_new = _col_dots(Ra, Z)
             P[:, idx] = Z + (rz_new / rz[idx]) * P[:, idx]
             rz[idx] = rz_new
         return True
 
 
-def pcg(matvec: Callable[[Any], Any], B: NDArray[np.floating], *, tol: float,
-        maxiter: int, precond: Callable[[Any], Any] | None = None,
-        X0: Any = None) -> CGResult:
+def pcg(matvec: Callable[..., Any], B: NDArray[np.floating], *, tol: float,
+        maxiter: int, precond: Callable[..., Any] | None = None,
+        X0: Any = None, indexed: bool = False) -> CGResult:
     """Conjugate gradients until every column's relative residual is at
-    most ``tol`` or ``maxiter`` steps were taken.  The caller warns when it
-    did not converge (it knows what to advise)."""
-    cg = ConjugateGradients(matvec, B, precond=precond, X0=X0, tol=tol)
+    most ``tol`` or ``maxiter`` steps were taken (``indexed``: as for
+    :class:`ConjugateGradients`).  The caller warns when it did not converge
+    (it knows what to advise)."""
+    cg = ConjugateGradients(matvec, B, precond=precond, X0=X0, tol=tol, indexed=indexed)
     history = [cg.residual.copy()]
     while cg.iterations < maxiter and cg.step_once():
         history.append(cg.residual.copy())

@@ -18,11 +18,17 @@ import numpy as np
 from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
 
+try:  # dask >= 2024.12: tasks name the keys they read (TaskRef)
+    from dask import task_spec as _task_spec
+except ImportError:  # pragma: no cover - older dask: tuples, keys found in the graph
+    _task_spec = None  # type: ignore[assignment]
+
 from ._operators import SketchOperator, sketch_both
 from ._validation import Checked, as_matrix, check_numeric_dtype, result_dtype
 
-__all__ = ["FAN_IN", "Pass", "add", "as_block", "bounds", "check_array", "check_operator",
-           "ops_chunk", "state_chunk", "column_moments", "compute"]
+__all__ = ["FAN_IN", "Pass", "Ref", "add", "as_block", "bounds", "check_array",
+           "check_operator", "column_moments", "compute", "data", "ops_chunk", "state_chunk",
+           "task"]
 
 # Partial sketches summed by one reduction task: a tree of depth
 # log_8(chunks), and at most 9 partials in a worker's memory per task.
@@ -50,11 +56,14 @@ def check_array(A, name="A"):
     return result_dtype(A.dtype)
 
 
-def as_block(raw, where, shape, dtype):
+def as_block(raw, where, shape, dtype, finite=True):
     """The chunk at grid position ``where`` checked (finite values, valid
-    sparse arrays, the shape that A.chunks promise) and cast to ``dtype``."""
+    sparse arrays, the shape that A.chunks promise) and cast to ``dtype``.
+    ``finite=False``: its values not checked again (a later pass of a map
+    whose first pass checked them; a sparse chunk's index arrays are checked
+    every time, as they guard the compiled loops' reads)."""
     name = f"A chunk {where}"
-    block = as_matrix(raw, name)
+    block = as_matrix(raw, name, finite=finite)
     if block.shape != shape:
         raise ValueError(f"{name} has shape {block.shape}, but the chunks of A say {shape}")
     return block if block.dtype == dtype else block.astype(dtype)
@@ -95,6 +104,35 @@ def add(*parts):
 # -- the graph of a pass: one task per chunk, fixed reduction trees ------------
 
 
+class Ref:
+    """A key that a task reads (a chunk, an operator, another task's result)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+
+def data(key, value):
+    """``value`` itself as the graph's node ``key`` (not a task to run)."""
+    if _task_spec is None:  # pragma: no cover - older dask
+        return value
+    return _task_spec.DataNode(key, value)
+
+
+def task(key, func, *args):
+    """The task ``func(*args)`` under ``key``, ``Ref(k)`` among ``args`` the
+    results it reads.  Through dask's ``Task`` and ``TaskRef`` where dask has
+    them: a chunk of a persisted array is a key outside the graph (its data
+    on the workers), which a plain tuple would hand to the function as the
+    key itself (the task of a distributed ``Client`` received the chunk's
+    key string)."""
+    if _task_spec is None:  # pragma: no cover - older dask
+        return (func, *(a.key if isinstance(a, Ref) else a for a in args))
+    ref = _task_spec.TaskRef
+    return _task_spec.Task(key, func, *(ref(a.key) if isinstance(a, Ref) else a for a in args))
+
+
 def bounds(chunks):
     """[(start, size)] of the chunks along one axis."""
     starts = np.concatenate(([0], np.cumsum(chunks)[:-1]))
@@ -109,33 +147,64 @@ class Pass:
     task made a layer per task, and culling those cost time quadratic in the
     number of chunks.)"""
 
-    def __init__(self, A, name, func, payload, dtype, outputs=None):
+    def __init__(self, A, name, func, payload, dtype, outputs=None, row_payloads=None):
         self.name = name
         self.blocks = A.to_delayed()  # keys of the (optimized) chunks, one shared graph
         self.payload = dask.delayed(payload, name=f"{name}-operators", traverse=False)
         self.dsk = {}
+        # with row_payloads(i0, h): each row block's own payload (a slice of a
+        # tall operand: a worker receives the rows its chunks need, not all)
+        rows = {}
+        if row_payloads is not None:
+            for bi, (i0, h) in enumerate(bounds(A.chunks[0])):
+                rows[bi] = (f"{name}-rows", bi)
+                self.dsk[rows[bi]] = data(rows[bi], row_payloads(i0, h))
         self.grid = []
+        self.dtype = dtype
+        self.places = [[((i0, j0), (h, w)) for j0, w in bounds(A.chunks[1])]
+                       for i0, h in bounds(A.chunks[0])]
         for bi, (i0, h) in enumerate(bounds(A.chunks[0])):
             line = []
             for bj, (j0, w) in enumerate(bounds(A.chunks[1])):
                 key = (f"{name}-chunk", bi, bj)
-                self.dsk[key] = (func, self.blocks[bi, bj].key, (bi, bj), (i0, j0), (h, w),
-                                 self.payload.key, dtype)
+                given = rows.get(bi, self.payload.key)
+                self.dsk[key] = task(key, func, Ref(self.blocks[bi, bj].key), (bi, bj),
+                                     (i0, j0), (h, w), Ref(given), dtype)
                 if outputs is not None:  # one key per named output of the chunk's task
                     parts = {out: (f"{name}-{out}", bi, bj) for out in outputs}
                     for out, part in parts.items():
-                        self.dsk[part] = (operator.getitem, key, out)
+                        self.dsk[part] = task(part, operator.getitem, Ref(key), out)
                     key = parts
                 line.append(key)
             self.grid.append(line)
 
-    def sums(self, over, tag, output=None):
+    def then(self, tag, func, inputs):
+        """A second task per chunk in the same graph, ``func(chunk, (bi, bj),
+        (i0, j0), (h, w), inputs(bi, bj), dtype)``, ``inputs(bi, bj)`` the key
+        of a result of the first (a sum of a row block's partials, say): the
+        chunk is read once for both.  Returns the grid of the new keys (to
+        hand to :meth:`sums` as ``grid``)."""
+        grid = []
+        for bi, line in enumerate(self.grid):
+            row = []
+            for bj in range(len(line)):
+                key = (f"{self.name}-{tag}", bi, bj)
+                (i0, j0), (h, w) = self.places[bi][bj]
+                self.dsk[key] = task(key, func, Ref(self.blocks[bi, bj].key), (bi, bj),
+                                     (i0, j0), (h, w), Ref(inputs(bi, bj)), self.dtype)
+                row.append(key)
+            grid.append(row)
+        return grid
+
+    def sums(self, over, tag, output=None, grid=None):
         """Keys of the sums of the chunks' partials (their ``output``, for a
-        pass with named outputs): over the column chunks of each row block
-        (``over=1``: one key per row block), over the row chunks of each
-        column block (``over=0``), or over every chunk (None: one key)."""
-        lines = {1: self.grid, 0: list(zip(*self.grid)),
-                 None: [[key for line in self.grid for key in line]]}[over]
+        pass with named outputs; of the tasks of ``grid``, from :meth:`then`,
+        when given): over the column chunks of each row block (``over=1``:
+        one key per row block), over the row chunks of each column block
+        (``over=0``), or over every chunk (None: one key)."""
+        grid = self.grid if grid is None else grid
+        lines = {1: grid, 0: list(zip(*grid)),
+                 None: [[key for line in grid for key in line]]}[over]
         return [self.tree_sum([key if output is None else key[output] for key in line],
                               f"{tag}{t}") for t, line in enumerate(lines)]
 
@@ -147,7 +216,7 @@ class Pass:
             sums = []
             for t in range(0, len(keys), FAN_IN):
                 key = (f"{self.name}-{tag}-sum{level}", t // FAN_IN)
-                self.dsk[key] = (add, *keys[t:t + FAN_IN])
+                self.dsk[key] = task(key, add, *(Ref(k) for k in keys[t:t + FAN_IN]))
                 sums.append(key)
             keys = sums
             level += 1

@@ -104,6 +104,7 @@ __all__ = [
     "psd_factor",
     "nystrom_factor",
     "factored_eigh",
+    "nystrom_eigh",
     "Basis",
     "sketch_basis",
     "ONE_ROUND_COND",
@@ -617,6 +618,37 @@ def psd_factor(U: Array, rtol: float | None = None,
         rtol = default_rtol(U.shape, eps)
     w = np.where(w > rtol * max(w.max(), 0.0), w, 0.0)
     return w, V
+
+
+@one_blas_thread
+def nystrom_eigh(Y: Array, Omega: Array) -> tuple[Array, Array]:
+    """``lam, U``: the eigenvalues (non-increasing, >= 0) and orthonormal
+    eigenvectors of the randomized Nystrom approximation ``Y (Omega^T Y)^+
+    Y^T`` of a PSD H (d x d) from ``Y = H Omega`` (d x l), by the stable
+    algorithm (Tropp, Yurtsever, Udell and Cevher 2017, Algorithm 3;
+    Frangella, Tropp and Udell 2023, Algorithm 2.1): the sketch of
+    ``H + nu I``, ``nu = sqrt(d) eps ||Y||_F``, then ``nu`` taken off the
+    eigenvalues.  float64 whatever Y's dtype.  Fewer than l pairs when
+    rounding left ``Omega^T Y`` indefinite (its PSD part is used): the
+    missing eigenvalues are zero."""
+    Y = np.asarray(Y, dtype=np.float64)
+    Omega = np.asarray(Omega, dtype=np.float64)
+    d, l = Y.shape
+    norm = float(np.linalg.norm(Y))
+    if norm == 0.0:
+        return np.zeros(0), np.zeros((d, 0))
+    nu = math.sqrt(d) * np.finfo(np.float64).eps * norm
+    Ynu = Y + nu * Omega
+    M = symmetrize(Omega.T @ Ynu)
+    try:
+        L = sla.cholesky(M, lower=True, check_finite=False)
+        B = sla.solve_triangular(L, Ynu.T, lower=True, check_finite=False).T
+    except np.linalg.LinAlgError:  # rounding left Omega^T Y_nu indefinite: its PSD part
+        w, V = sla.eigh(M, check_finite=False)
+        keep = w > default_rtol(M.shape, np.finfo(np.float64).eps) * max(float(w[-1]), 0.0)
+        B = Ynu @ (V[:, keep] / np.sqrt(w[keep]))
+    U, s, _ = sla.svd(B, full_matrices=False, check_finite=False, lapack_driver="gesdd")
+    return np.maximum(s * s - nu, 0.0), U
 
 
 @one_blas_thread

@@ -163,9 +163,11 @@ class LinearMap:
         return from_checked(self.entries.astype(dtype))
 
     def scaled(self, e: int) -> LinearMap:
-        """The map of ``2**e A`` (a copy of the entries, scaled exactly)."""
+        """The map of ``2**e A``: a copy of the entries, scaled exactly, or, for
+        a map known by its products, each product scaled after it is taken
+        (exact unless the product itself over- or underflows)."""
         if self.entries is None:
-            raise TypeError(f"cannot scale {self!r}: it holds no entries")
+            return _ScaledProducts(self, e)
         A = self.entries
         if sp.issparse(A):
             A = A.copy()
@@ -217,6 +219,30 @@ class _Transposed(LinearMap):
     @property
     def T(self):
         return self.inner
+
+
+class _ScaledProducts(LinearMap):
+    """``2**e A`` for a map without entries: its products scaled."""
+
+    def __init__(self, inner, e):
+        super().__init__(inner.shape, inner.dtype)
+        self.inner, self.e = inner, int(e)
+        self.symmetric, self.psd = inner.symmetric, inner.psd
+
+    def _matmat(self, X, out):
+        return np.ldexp(self.inner.matmat(X), self.e).astype(self.dtype, copy=False)
+
+    def _rmatmat(self, Y, out):
+        return np.ldexp(self.inner.rmatmat(Y), self.e).astype(self.dtype, copy=False)
+
+    def _normal(self, Z):
+        return np.ldexp(self.inner.normal(Z), 2 * self.e).astype(self.dtype, copy=False)
+
+    def frobenius2(self):
+        total = self.inner.frobenius2()
+        if total is None or callable(total):
+            return None
+        return float(np.ldexp(float(total), 2 * self.e))
 
 
 class _DenseMap(LinearMap):

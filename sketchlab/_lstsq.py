@@ -62,7 +62,8 @@ if TYPE_CHECKING:
 
     from ._validation import MatrixLike, RNGLike
 
-__all__ = ["lstsq", "sketch_preconditioner", "LstsqResult", "SketchPreconditioner", "METHODS"]
+__all__ = ["lstsq", "lstsq_by_passes", "sketch_preconditioner", "LstsqResult",
+           "SketchPreconditioner", "METHODS"]
 
 METHODS = ("fossils", "spir", "blendenpik", "sketch-and-solve")
 
@@ -351,13 +352,15 @@ def _make_operator(sketch, size, m, seed):
 
 
 def _sketch(problem, S, with_rhs=True):
-    """The sketch's SVD and (``with_rhs``) the sketch-and-solve solution.
+    """The sketch's SVD and (``with_rhs``) the sketch-and-solve solution:
+    :func:`_factor` of the sketch of A's rows in memory."""
+    return _factor(problem, _sketch_rows(problem, S, with_rhs), S.sketch_size, with_rhs)
 
-    The QR of ``[S A, S b]`` (``[S A; damp I]`` with damping) gives at once
-    ``R`` (n x n) and ``Q^T S b`` (its last k columns); the SVD of the small
-    ``R`` gives the preconditioner.
-    """
-    A, B, damp = problem.A, problem.B, problem.damp
+
+def _sketch_rows(problem, S, with_rhs=True):
+    """``S [A, b]`` (d x (n + k); ``S A`` without ``with_rhs``) of an A in
+    memory, in row blocks."""
+    A, B = problem.A, problem.B
     m, n = A.shape
     dtype = problem.dtype
     k = B.shape[1] if with_rhs else 0
@@ -379,6 +382,20 @@ def _sketch(problem, S, with_rhs=True):
                 block = np.hstack([block, B[r0:r1]])
         # rows of the checked A and b: no second check
         S.apply(Checked(block), 0, offset=r0, out=SAB[:, :block.shape[1]], accumulate=True)
+    return SAB
+
+
+def _factor(problem, SAB, d, with_rhs=True):
+    """The sketch's SVD and (``with_rhs``) the sketch-and-solve solution from
+    ``SAB = S [A, b]``.
+
+    The QR of ``[S A, S b]`` (``[S A; damp I]`` with damping) gives at once
+    ``R`` (n x n) and ``Q^T S b`` (its last k columns); the SVD of the small
+    ``R`` gives the preconditioner.
+    """
+    damp, dtype = problem.damp, problem.dtype
+    n = problem.shape[1]
+    k = SAB.shape[1] - n
     # LAPACK's QR wants column-major: one copy (with the damping rows), then in place
     M = np.zeros((d + (n if damp else 0), n + k), dtype=dtype, order="F")
     M[:d] = SAB
@@ -556,8 +573,8 @@ def _operators(problem, sk):
     """``(A P, P)`` as LinearOperators (``[A; damp I] P`` with damping)."""
     from scipy.sparse.linalg import LinearOperator
 
-    A, damp, dtype, ops = problem.A, problem.damp, problem.dtype, problem.ops
-    m, n = A.shape
+    damp, dtype, ops = problem.damp, problem.dtype, problem.ops
+    m, n = problem.shape
     Vr, sreg = sk.Vr, sk.s[:sk.rank]
     r = sk.rank
 
@@ -732,10 +749,64 @@ def lstsq(A: MatrixLike, b: ArrayLike, *, damp: float = 0.0, method: str = "foss
     problem = _check_problem(A, b, damp)
     m, n = problem.shape
     sketch, size = _check_sketch(sketch, sketch_size, m, n, _entries(problem.A))
-    tol = float(np.finfo(problem.dtype).eps) if tol is None else tol
     S = _make_operator(sketch, size, m, seed)
     with serial_blas():
         sk = _sketch(problem, S)
+    return _solve(problem, sk, method, tol, maxiter, size)
+
+
+def lstsq_by_passes(ops: Any, b: ArrayLike, sketch_pass: Any, *, damp: float = 0.0,
+                    method: str = "fossils", sketch: str | SketchOperator | None = None,
+                    sketch_size: int | None = None, tol: float | None = None,
+                    maxiter: int | None = None, rng: RNGLike = None) -> LstsqResult:
+    """:func:`lstsq` of an A known by its linear map ``ops`` (its products)
+    and one pass ``sketch_pass(S, B)`` that returns ``S [A, B]``: the dask
+    front's.  The same checks, operator, draws and iterations as
+    :func:`lstsq` (the same answer, to the rounding of the products, for
+    the same ``rng`` and ``sketch_size``); the default sketch size counts A
+    as dense (its stored entries are not known before a pass).  A is scaled
+    (by a power of two, exactly) when its sketch's entries lie outside the
+    safe range."""
+    method = check_choice(method, "method", METHODS)
+    damp = _check_damp(damp)
+    tol = check_tol(tol)
+    maxiter = _check_maxiter(maxiter)
+    seed = check_random_state(rng)
+    m, n = ops.shape
+    if m == 0 or n == 0:
+        raise ValueError(f"A must have at least one row and one column, got shape {ops.shape}")
+    if m < n:
+        raise ValueError(f"A must be tall (rows >= columns) for a sketched least-squares "
+                         f"solve, got shape {ops.shape}")
+    check_sketchable(ops.shape, "A")
+    b = as_matrix(b, "b", allow_1d=True, sparse=False)
+    if b.shape[0] != m:
+        raise ValueError(f"b must have {m} rows (A has shape {ops.shape}), got shape {b.shape}")
+    if b.ndim == 2 and b.shape[1] == 0:
+        raise ValueError(f"b must have at least one column, got shape {b.shape}")
+    dtype = np.dtype(np.float32) if ops.dtype == b.dtype == np.float32 else np.dtype(np.float64)
+    B = np.ascontiguousarray(b.reshape(m, -1), dtype=dtype)
+    sketch, size = _check_sketch(sketch, sketch_size, m, n, m * n)
+    S = _make_operator(sketch, size, m, seed)
+    eb = _safe_exponent(float(np.max(np.abs(B))) if B.size else 0.0)
+    if eb:
+        B = np.ldexp(B, -eb).astype(dtype, copy=False)
+    SAB = np.asarray(sketch_pass(S, B), dtype=dtype)
+    ea = _safe_exponent(float(np.max(np.abs(SAB[:, :n]))) if SAB.size else 0.0)
+    if ea:  # exact: the sketch is linear in A
+        SAB[:, :n] = np.ldexp(SAB[:, :n], -ea)
+        ops, damp = ops.scaled(-ea), math.ldexp(damp, -ea)
+    problem = _Problem(ops, B, b.ndim == 1, damp, x_exp=eb - ea, r_exp=eb)
+    with serial_blas():
+        sk = _factor(problem, SAB, size)
+    return _solve(problem, sk, method, tol, maxiter, size)
+
+
+def _solve(problem, sk, method, tol, maxiter, size):
+    """Everything after the sketch's factorization: the iterations, the
+    scaling back, the warning, the result."""
+    tol = float(np.finfo(problem.dtype).eps) if tol is None else tol
+    with serial_blas():
         normA = float(np.linalg.norm(sk.s))  # ||S A||_F, within the distortion of ||A||_F
         X, iterations = sk.x0, 0
         if method in ("fossils", "spir"):

@@ -545,3 +545,145 @@ def test_fast_sp_svd_survives_the_loss_of_a_worker(tmp_path):
         assert np.array_equal(got, want)
     assert faulty.error_estimate == clean.error_estimate
     assert_same_svd(faulty, sl.fast_sp_svd(X, 6, rng=3))
+
+
+# ---------------------------------------------------------------------------
+# Least squares and ridge regression: the in-memory answers, a pass per product
+# ---------------------------------------------------------------------------
+
+SOLVER_CHUNKS = {
+    "rows": ((60,) * 4, (N,)),
+    "grid": ((70, 100, 70), (40, 90, 50)),
+}
+
+
+def decaying_columns(X):
+    """X (in memory) with column j scaled by 1 / (j + 1) (an ill-conditioned
+    problem)."""
+    scale = 1.0 / np.arange(1, X.shape[1] + 1)
+    return X * scale if not sp.issparse(X) else (X @ sp.diags(scale)).asformat(X.format)
+
+
+@pytest.mark.parametrize("chunking", sorted(SOLVER_CHUNKS))
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_lstsq_matches_in_memory(fmt, chunking, tmp_path):
+    A, X = counted_matrix(tmp_path, SOLVER_CHUNKS[chunking], fmt=fmt)
+    b = np.random.default_rng(1).standard_normal((M, 2))
+    for method in ("fossils", "spir", "blendenpik"):
+        got = sldask.lstsq(A, b, method=method, sketch_size=6 * N, rng=3, scheduler="sync")
+        want = sl.lstsq(X, b, method=method, sketch_size=6 * N, rng=3)
+        assert_close(got.x, want.x)
+        assert got.converged == want.converged and got.rank == want.rank
+        assert got.backward_error <= max(10 * want.backward_error, 1e-15)
+    # damping, one right-hand side
+    got = sldask.lstsq(A, b[:, 0], damp=0.5, sketch_size=6 * N, rng=3, scheduler="sync")
+    assert_close(got.x, sl.lstsq(X, b[:, 0], damp=0.5, sketch_size=6 * N, rng=3).x)
+
+
+@pytest.mark.parametrize("chunking", sorted(SOLVER_CHUNKS))
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_ridge_matches_in_memory(fmt, chunking, tmp_path):
+    _, X = counted_matrix(tmp_path, SOLVER_CHUNKS[chunking], fmt=fmt)
+    X = decaying_columns(X)
+    A = lazy(X, SOLVER_CHUNKS[chunking])
+    b = np.random.default_rng(2).standard_normal(M)
+    for method, alpha in [("nystrom-pcg", 1e-4), ("nystrom-pcg", [1e-4, 1e-2, 1.0]),
+                          ("cg", 1e-2), ("direct", 1e-3)]:
+        got = sldask.ridge(A, b, alpha, method=method, tol=1e-13, rng=3, scheduler="sync")
+        want = sl.ridge(X, b, alpha, method=method, tol=1e-13, rng=3)
+        assert_close(got.x, want.x)
+        assert got.rank == want.rank and got.method == want.method
+
+
+def test_each_step_reads_each_chunk_once(tmp_path):
+    """The sketch is one pass, and so is each product ``A^T A z`` (a graph of
+    two stages): every chunk read as many times as the map made passes."""
+    A, X = counted_matrix(tmp_path, SOLVER_CHUNKS["grid"], fmt="csr")
+    b = np.random.default_rng(3).standard_normal(M)
+    ops = sldask.chunk_map(A, "threads")
+    with pytest.warns(sl.ConvergenceWarning):
+        res = sl._ridge.ridge_on_map(ops, b, 1e-2, method="cg", tol=1e-12, maxiter=7)
+    counts = {name: len(pids) for name, pids in reads(tmp_path).items()}
+    assert len(counts) == 9 and set(counts.values()) == {ops.count}, (counts, ops.count)
+    # A^T b, a probe of A's scale, 7 steps, the final residual
+    assert ops.count == res.iterations + 3 and res.iterations == 7
+
+
+def test_solver_fronts_check_before_any_task(tmp_path):
+    A, _ = counted_matrix(tmp_path, SOLVER_CHUNKS["rows"])
+    b = np.ones(M)
+    with pytest.raises(ValueError, match="b must have 240 rows"):
+        sldask.lstsq(A, b[:-1])
+    with pytest.raises(ValueError, match="alpha must be finite and >= 0"):
+        sldask.ridge(A, b, -1.0)
+    with pytest.raises(ValueError, match="method"):
+        sldask.ridge(A, b, 1.0, method="lsqr")
+    with pytest.raises(ValueError, match="must be tall"):
+        sldask.lstsq(A.T, np.ones(N))
+    with pytest.raises(ValueError, match="b must have 240 rows"):
+        sldask.ridge(A, b[:-1], 1.0)
+    assert reads(tmp_path) == {}
+    # not a dask array: the in-memory function
+    X = np.random.default_rng(0).standard_normal((50, 5))
+    np.testing.assert_array_equal(sldask.ridge(X, np.ones(50), 1.0, rng=0).x,
+                                  sl.ridge(X, np.ones(50), 1.0, rng=0).x)
+
+
+@pytest.mark.slow  # a cluster
+def test_persisted_arrays_under_a_client(client):
+    """The chunks of a persisted array are keys outside the graph of a pass
+    (their data on the workers): the tasks read the data, not the keys."""
+    X = matrix("dense")
+    b = np.random.default_rng(4).standard_normal(M)
+    A = client.persist(da.from_array(X, chunks=(60, 90)))
+    S = operator("countsketch", 30, M, seed=1)
+    assert_close(bounded(sldask.sketch, S, A, scheduler=client), S @ X)
+    got = bounded(sldask.krylov_svd, A, 4, passes=4, rng=0, scheduler=client)
+    assert_same_svd(got, sl.krylov_svd(X, 4, passes=4, rng=0))
+    got = bounded(sldask.lstsq, A, b, sketch_size=6 * N, rng=3, scheduler=client)
+    assert_close(got.x, sl.lstsq(X, b, sketch_size=6 * N, rng=3).x)
+    got = bounded(sldask.ridge, A, b, [1e-2, 1.0], tol=1e-13, rng=3, scheduler=client)
+    assert_close(got.x, sl.ridge(X, b, [1e-2, 1.0], tol=1e-13, rng=3).x)
+    Xs = matrix("csr")
+    As = client.persist(da.from_array(Xs, chunks=(60, 90), asarray=False))
+    got = bounded(sldask.ridge, As, b, 1e-2, tol=1e-13, rng=3, scheduler=client)
+    assert_close(got.x, sl.ridge(Xs, b, 1e-2, tol=1e-13, rng=3).x)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("solver", ["lstsq", "ridge"])
+def test_solvers_survive_the_loss_of_a_worker(solver, tmp_path):
+    """Kill one of a LocalCluster's workers in the middle of the first pass:
+    the same answer, bit for bit, as without the fault."""
+    chunks = ((60,) * 4, (90, 90))
+    _, X = counted_matrix(tmp_path / "unused", chunks, fmt="dense")
+    b = np.random.default_rng(5).standard_normal(M)
+
+    def run(client, folder, kill_after):
+        folder.mkdir()
+        if kill_after is not None:
+            (folder / "kill").touch()
+        A = da.map_blocks(dying_chunk, chunks=chunks, dtype=np.float64,
+                          meta=np.empty((0, 0)), counter_dir=str(folder),
+                          kill_after=kill_after if kill_after is not None else 10**9)
+        if solver == "lstsq":
+            return sldask.lstsq(A, b, sketch_size=6 * N, rng=3, scheduler=client), folder
+        return sldask.ridge(A, b, [1e-3, 1.0], tol=1e-12, rng=3, scheduler=client), folder
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "60s"}):
+        cluster = distributed.LocalCluster(
+            n_workers=3, threads_per_worker=1, processes=True, host="127.0.0.1",
+            dashboard_address=None, silence_logs=logging.CRITICAL,
+        )
+        client = distributed.Client(cluster, set_as_default=False, timeout="60s")
+    try:
+        clean, _ = bounded(run, client, tmp_path / "clean", None)
+        faulty, folder = bounded(run, client, tmp_path / "faulty", 4)
+    finally:
+        client.close()
+        cluster.close()
+    assert not (folder / "kill").exists()  # a worker did die, after 4 chunk reads
+    assert np.array_equal(faulty.x, clean.x)
+    want = sl.lstsq(X, b, sketch_size=6 * N, rng=3) if solver == "lstsq" else \
+        sl.ridge(X, b, [1e-3, 1.0], tol=1e-12, rng=3)
+    assert_close(faulty.x, want.x)

@@ -193,8 +193,13 @@ def test_scaled_and_astype_give_new_maps_of_the_entries():
     np.testing.assert_array_equal(A.scaled(-3).entries, D / 8)
     S = as_linear_map(sp.csr_matrix(D))
     np.testing.assert_array_equal(S.scaled(5).entries.toarray(), D * 32)
-    with pytest.raises(TypeError, match="no entries"):
-        as_linear_map(aslinearoperator(D)).scaled(1)
+    # a map known by its products: the products scaled (exactly)
+    P = as_linear_map(aslinearoperator(D)).scaled(-2)
+    X, Y = np.ones((4, 2)), np.ones((5, 3))
+    np.testing.assert_array_equal(P.matmat(X), D @ X / 4)
+    np.testing.assert_array_equal(P.rmatmat(Y), D.T @ Y / 4)
+    np.testing.assert_array_equal(P.normal(X), D.T @ (D @ X) / 16)
+    assert P.entries is None and P.shape == (5, 4)
 
 
 def test_a_kernel_map_is_psd_only_where_its_formula_says_so():
