@@ -142,7 +142,7 @@ class SketchedKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     dual_coef_, X_transformed_fit_ : ndarray
         With ``fit_inverse_transform``.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of str
 
     Examples
     --------

@@ -174,14 +174,14 @@ class RandomizedPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components_, n_features)
+    components_ : ndarray of shape ``(n_components_, n_features)``
         The principal axes (orthonormal rows), signs as scikit-learn's
         (``svd_flip(u_based_decision=False)``).
-    explained_variance_ : ndarray of shape (n_components_,)
+    explained_variance_ : ndarray of shape ``(n_components_,)``
         ``singular_values_**2 / (n_samples - 1)``.
-    explained_variance_ratio_ : ndarray of shape (n_components_,)
+    explained_variance_ratio_ : ndarray of shape ``(n_components_,)``
         Over the total variance of X's columns.
-    singular_values_ : ndarray of shape (n_components_,)
+    singular_values_ : ndarray of shape ``(n_components_,)``
     mean_ : ndarray of shape (n_features,)
     n_components_ : int
     n_samples_ : int
@@ -193,7 +193,7 @@ class RandomizedPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         Passes over X (its products with a block, two more for the means
         and variances not counted).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of str
         When X has feature names.
 
     Notes
@@ -243,7 +243,7 @@ class RandomizedPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         return self
 
     def fit_transform(self, X: MatrixLike, y: Any = None) -> NDArray[np.floating]:
-        """Fit on X and return its projections (n_samples, n_components_)."""
+        """Fit on X and return its projections, ``(n_samples, n_components_)``."""
         U = self._fit(X)
         if self.whiten:
             return U * math.sqrt(self.n_samples_ - 1)
@@ -377,7 +377,7 @@ class RandomizedPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
     # -- using the fit ------------------------------------------------------------
 
     def transform(self, X: MatrixLike) -> NDArray[np.floating]:
-        """Project X on the components (n_samples, n_components_), whitened
+        """Project X on the components, ``(n_samples, n_components_)``, whitened
         when ``whiten``; sparse X is not densified; a dask X gives a dask
         array (its row blocks projected)."""
         check_is_fitted(self, "components_")
