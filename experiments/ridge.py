@@ -27,6 +27,7 @@ seconds, steps, rank, method that ran, achieved residual, the load average) and
 ``OUT/figures/ridge.png`` (steps and time against d_eff).
 """
 
+import inspect
 import logging
 import time
 import warnings
@@ -112,7 +113,9 @@ def sparse_cg_steps(A, b, alpha):
     def callback(xk):
         count[0] += 1
 
-    cg(op, A.T @ b, rtol=TOL, maxiter=100000, callback=callback)
+    # scipy < 1.12 names the relative tolerance tol
+    rule = "rtol" if "rtol" in inspect.signature(cg).parameters else "tol"
+    cg(op, A.T @ b, maxiter=100000, callback=callback, **{rule: TOL})
     return count[0]
 
 

@@ -80,7 +80,7 @@ def test_alpha_per_target_and_float32():
     X, Y = data(targets=2, seed=5)
     model = SketchedRidge(alpha=[0.1, 10.0], solver="nystrom-pcg", tol=1e-12,
                           random_state=0).fit(X, Y)
-    ref = Ridge(alpha=[0.1, 10.0], solver="cholesky").fit(X, Y)
+    ref = Ridge(alpha=np.array([0.1, 10.0]), solver="cholesky").fit(X, Y)
     np.testing.assert_allclose(model.coef_, ref.coef_, atol=1e-8 * np.abs(ref.coef_).max())
     with pytest.raises(ValueError, match="one value per target"):
         SketchedRidge(alpha=[0.1, 1.0, 2.0]).fit(X, Y)
