@@ -111,7 +111,7 @@ class ConjugateGradients:
         Z = self.R if self.precond is None else self.precond(self.R, everything)
         self.P = Z.copy()
         self.rz = _col_dots(self.R, Z)
-        self._step = np.zeros_like(B)
+        self._step, self._step_cols = np.zeros_like(B), None
         self.iterations = 0
 
     @property
@@ -123,8 +123,12 @@ class ConjugateGradients:
     @property
     def step(self) -> NDArray[np.floating]:
         """What the last step added to X, in B's scale."""
-        return self._step if not self.exps.any() else \
-            np.ldexp(self._step, self.exps).astype(self._step.dtype, copy=False)
+        step = self._step
+        if self._step_cols is not None:  # the active columns' only: the rest did not move
+            step = np.zeros_like(self._X)
+            step[:, self._step_cols] = self._step
+        return step if not self.exps.any() else \
+            np.ldexp(step, self.exps).astype(step.dtype, copy=False)
 
     def step_once(self) -> bool:
         """One step on the active columns; False (and nothing done) when none
@@ -143,12 +147,11 @@ class ConjugateGradients:
         if everything:
             X += step
             R -= a * AP
-            self._step = step
+            self._step, self._step_cols = step, None
         else:
             X[:, idx] += step
             R[:, idx] -= a * AP
-            self._step = np.zeros_like(X)
-            self._step[:, idx] = step
+            self._step, self._step_cols = step, idx
         Ra = R if everything else R[:, idx]
         self.residual[idx] = np.linalg.norm(Ra, axis=0) / self.scale[idx]
         self.active[idx] = ok if self.tol is None else ok & (self.residual[idx] > self.tol)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from . import workspace
 from .threads import threads_for
 
 __all__ = ["CSRNormal", "csr_times_dense", "csr_transpose", "transpose_arrays"]
@@ -38,7 +39,6 @@ class CSRNormal:
         bounds = np.searchsorted(A.indptr, targets, side="left")
         bounds[0], bounds[-1] = 0, m
         self.bounds = np.unique(bounds).astype(np.int64)
-        self._parts: dict[Any, Any] = {}
 
     def _parts_for(self, k):
         nranges = self.bounds.shape[0] - 1
@@ -48,10 +48,7 @@ class CSRNormal:
             bounds = self.bounds[np.linspace(0, nranges, use + 1).astype(np.int64)]
         else:
             bounds = self.bounds
-        key = (k, bounds.shape[0])
-        if key not in self._parts:
-            self._parts[key] = np.empty((bounds.shape[0] - 1, n, k), dtype=self.A.dtype)
-        return bounds, self._parts[key]
+        return bounds, (bounds.shape[0] - 1, n, k)
 
     def __call__(self, Z: Any) -> Any:
         """``A^T A Z`` for a C-contiguous n x k Z of A's dtype."""
@@ -59,15 +56,20 @@ class CSRNormal:
 
         A = self.A
         k = Z.shape[1]
-        bounds, parts = self._parts_for(k)
+        bounds, shape = self._parts_for(k)
+        # the partial results (tens of MB) from the workspace: a CG makes this
+        # product at every step, with a new width as its columns converge
+        raw, _ = workspace.take((1, shape[0] * shape[1] * shape[2]), A.dtype)
+        parts = raw.reshape(shape)
         with threads_for(2 * self.work * k):
             if k == 1:
                 products.csr_normal_vec(A.data, A.indices, A.indptr, Z[:, 0], bounds,
                                         parts[:, :, 0])
             else:
                 products.csr_normal(A.data, A.indices, A.indptr, Z, bounds, parts)
-        out = np.empty(parts.shape[1:], dtype=parts.dtype)
+        out = np.empty(shape[1:], dtype=A.dtype)
         products.reduce_parts(parts, out)
+        workspace.give(raw)
         return out
 
 
