@@ -103,20 +103,36 @@ class ConjugateGradients:
             if X0 is not None:
                 X0 = np.ldexp(X0, -self.exps).astype(B.dtype, copy=False)
         self._X = np.zeros_like(B) if X0 is None else np.array(X0, dtype=B.dtype)
-        self.R = B.copy() if X0 is None else B - self.matvec(self._X, everything)
+        R = B.copy() if X0 is None else B - self.matvec(self._X, everything)
         bnorm = np.linalg.norm(B, axis=0)
         self.scale = np.where(bnorm > 0, bnorm, 1.0)
-        self.residual = np.linalg.norm(self.R, axis=0) / self.scale
+        self.residual = np.linalg.norm(R, axis=0) / self.scale
         self.active = np.ones(t, dtype=bool) if tol is None else self.residual > tol
-        Z = self.R if self.precond is None else self.precond(self.R, everything)
-        self.P = Z.copy()
-        self.rz = _col_dots(self.R, Z)
+        Z = R if self.precond is None else self.precond(R, everything)
+        P, rz = Z.copy(), _col_dots(R, Z)
+        # the active columns' iterates, residuals, directions and r^T z, kept
+        # side by side (the arrays shrink when columns converge: no step
+        # gathers or scatters columns); _X holds the others' final iterates
+        self._cols, self._work = everything, (self._X, R, P, rz)
+        if not self.active.all():
+            self._shrink(self.active, everything)
         self._step, self._step_cols = np.zeros_like(B), None
         self.iterations = 0
+
+    def _shrink(self, keep, cols):
+        """Keep the working columns ``cols[keep]`` (the others' iterates to _X)."""
+        Xw, R, P, rz = self._work
+        if Xw is not self._X:
+            self._X[:, cols] = Xw
+        self._cols = cols[keep]
+        self._work = (Xw[:, keep], R[:, keep], P[:, keep], rz[keep])
 
     @property
     def X(self) -> NDArray[np.floating]:
         """The iterates (n x t), in B's scale."""
+        Xw = self._work[0]
+        if Xw is not self._X:
+            self._X[:, self._cols] = Xw
         return self._X if not self.exps.any() else \
             np.ldexp(self._X, self.exps).astype(self._X.dtype, copy=False)
 
@@ -133,36 +149,30 @@ class ConjugateGradients:
     def step_once(self) -> bool:
         """One step on the active columns; False (and nothing done) when none
         is active."""
-        idx = np.flatnonzero(self.active)
-        if idx.size == 0:
+        cols = self._cols
+        if cols.size == 0:
             return False
-        X, R, P, rz = self._X, self.R, self.P, self.rz
-        everything = idx.size == X.shape[1]
-        Pa = P if everything else P[:, idx]
-        AP = self.matvec(Pa, idx)
-        pq = _col_dots(Pa, AP)
-        ok = (pq > 0) & np.isfinite(pq) & (rz[idx] > 0)
-        a = np.where(ok, rz[idx] / np.where(ok, pq, 1.0), 0.0)
-        step = a * Pa
-        if everything:
-            X += step
-            R -= a * AP
-            self._step, self._step_cols = step, None
-        else:
-            X[:, idx] += step
-            R[:, idx] -= a * AP
-            self._step, self._step_cols = step, idx
-        Ra = R if everything else R[:, idx]
-        self.residual[idx] = np.linalg.norm(Ra, axis=0) / self.scale[idx]
-        self.active[idx] = ok if self.tol is None else ok & (self.residual[idx] > self.tol)
+        X, R, P, rz = self._work
+        AP = self.matvec(P, cols)
+        pq = _col_dots(P, AP)
+        ok = (pq > 0) & np.isfinite(pq) & (rz > 0)
+        a = np.where(ok, rz / np.where(ok, pq, 1.0), 0.0)
+        step = a * P
+        X += step
+        R -= a * AP
+        self._step, self._step_cols = step, (None if cols.size == self._X.shape[1] else cols)
+        self.residual[cols] = np.linalg.norm(R, axis=0) / self.scale[cols]
+        keep = ok if self.tol is None else ok & (self.residual[cols] > self.tol)
+        self.active[cols] = keep
         self.iterations += 1
-        idx = np.flatnonzero(self.active)
-        if idx.size:  # the next direction
-            Ra = R if idx.size == X.shape[1] else R[:, idx]
-            Z = Ra if self.precond is None else self.precond(Ra, idx)
-            rz_new = _col_dots(Ra, Z)
-            P[:, idx] = Z + (rz_new / rz[idx]) * P[:, idx]
-            rz[idx] = rz_new
+        if not keep.all():
+            self._shrink(keep, cols)
+            X, R, P, rz = self._work
+        if self._cols.size:  # the next direction
+            Z = R if self.precond is None else self.precond(R, self._cols)
+            rz_new = _col_dots(R, Z)
+            P[...] = Z + (rz_new / rz) * P
+            rz[...] = rz_new
         return True
 
 
