@@ -116,7 +116,8 @@ class ConjugateGradients:
         self._cols, self._work = everything, (self._X, R, P, rz)
         if not self.active.all():
             self._shrink(self.active, everything)
-        self._step, self._step_cols = np.zeros_like(B), None
+        self._step = np.zeros_like(B)
+        self._step_cols: NDArray[np.intp] | None = None  # None: every column's step
         self.iterations = 0
 
     def _shrink(self, keep, cols):
