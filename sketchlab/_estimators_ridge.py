@@ -26,16 +26,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, RegressorMixin
-from sklearn.preprocessing import LabelBinarizer
 from sklearn.model_selection import check_cv
 from sklearn.utils.class_weight import compute_sample_weight
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._linear_map import LinearMap, centered, from_checked
 from ._linalg import eigh
 from ._ridge import check_alphas, gram, ridge_run
-from ._sklearn import check_X, check_Xy
+from ._sklearn import PlusMinusOneClasses, check_X, check_Xy
 from ._validation import as_generator, check_choice, check_int, check_positive
 
 if TYPE_CHECKING:
@@ -317,7 +315,7 @@ class SketchedRidge(MultiOutputMixin, RegressorMixin, _SketchedRidgeBase):
         return self._decision(X)
 
 
-class SketchedRidgeClassifier(ClassifierMixin, _SketchedRidgeBase):
+class SketchedRidgeClassifier(PlusMinusOneClasses, ClassifierMixin, _SketchedRidgeBase):
     """Classifier by ridge regression on +-1 targets (a drop-in for
     :class:`sklearn.linear_model.RidgeClassifier`), fitted as
     :class:`SketchedRidge`.
@@ -371,18 +369,12 @@ class SketchedRidgeClassifier(ClassifierMixin, _SketchedRidgeBase):
         self
         """
         X, y, sample_weight = _validated(self, X, y, sample_weight, multi_output=False)
-        check_classification_targets(y)
-        self._label_binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
-        Y = self._label_binarizer.fit_transform(y).astype(X.dtype)
+        Y = self._class_targets(y).astype(X.dtype)
         if self.class_weight is not None:
             weights = compute_sample_weight(self.class_weight, y)
             sample_weight = weights if sample_weight is None else sample_weight * weights
         self._fit(X, Y, sample_weight, self.alpha)
         return self
-
-    @property
-    def classes_(self) -> NDArray[Any]:
-        return self._label_binarizer.classes_
 
     def decision_function(self, X: MatrixLike) -> NDArray[np.floating]:
         """The regression outputs: shape (n_samples,) for two classes (> 0
@@ -394,21 +386,6 @@ class SketchedRidgeClassifier(ClassifierMixin, _SketchedRidgeBase):
         """
         scores = self._decision(X)
         return scores[:, 0] if scores.shape[1] == 1 else scores
-
-    def predict(self, X: MatrixLike) -> NDArray[Any]:
-        """The class of the largest output.
-
-        Parameters
-        ----------
-        X : array_like or sparse matrix of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        scores = self.decision_function(X)
-        index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
-        return self.classes_[index]
 
 
 class SketchedRidgeCV(MultiOutputMixin, RegressorMixin, _SketchedRidgeBase):

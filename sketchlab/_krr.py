@@ -40,8 +40,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.preprocessing import LabelBinarizer
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._cg import pcg
@@ -54,7 +52,7 @@ from ._operators import OSNAP
 from ._rpcholesky import block_rpcholesky
 from ._selection import LANDMARKS, select_landmarks
 from ._validation import as_generator, check_choice, check_int, check_positive
-from ._sklearn import check_X, check_Xy
+from ._sklearn import PlusMinusOneClasses, check_X, check_Xy
 from ._trace import factor_effective_dimension, is_auto, rpcholesky_for_rank
 from ._validation import Checked
 
@@ -511,7 +509,8 @@ class SketchedKernelRidge(MultiOutputMixin, RegressorMixin, _SketchedKernelRidge
     0.83
     """
 
-class SketchedKernelRidgeClassifier(ClassifierMixin, _SketchedKernelRidgeBase):
+class SketchedKernelRidgeClassifier(PlusMinusOneClasses, ClassifierMixin,
+                                    _SketchedKernelRidgeBase):
     """Classifier by kernel ridge regression on +-1 targets, fitted by
     :class:`SketchedKernelRidge` (the pattern of scikit-learn's
     ``RidgeClassifier``).
@@ -557,17 +556,11 @@ class SketchedKernelRidgeClassifier(ClassifierMixin, _SketchedKernelRidgeBase):
         """
         self._check_params()
         X, y = check_Xy(self, X, y, accept_sparse="csr", dtype=np.float64)
-        check_classification_targets(y)
-        self._label_binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
-        Y = self._label_binarizer.fit_transform(y)
+        Y = self._class_targets(y)
         if Y.shape[1] == 1:
             Y = Y[:, 0]
         self._fit(X, Y.astype(np.float64))
         return self
-
-    @property
-    def classes_(self) -> NDArray[Any]:
-        return self._label_binarizer.classes_
 
     def decision_function(self, X: MatrixLike) -> NDArray[np.floating]:
         """The regression outputs: shape (n_samples,) for two classes (> 0
@@ -577,22 +570,7 @@ class SketchedKernelRidgeClassifier(ClassifierMixin, _SketchedKernelRidgeBase):
         ----------
         X : array_like or sparse matrix of shape (n_samples, n_features)
         """
-        return super().predict(X)
-
-    def predict(self, X: MatrixLike) -> NDArray[Any]:
-        """The class of the largest output.
-
-        Parameters
-        ----------
-        X : array_like or sparse matrix of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        scores = self.decision_function(X)
-        index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
-        return self.classes_[index]
+        return _SketchedKernelRidgeBase.predict(self, X)  # the regression's outputs
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

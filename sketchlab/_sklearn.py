@@ -1,4 +1,5 @@
-"""What the scikit-learn estimators share: the one check of their input.
+"""What the scikit-learn estimators share: the one check of their input, and
+the classifiers' one-regression-per-class outputs.
 
 scikit-learn's ``validate_data`` keeps the estimator's bookkeeping (the
 number of features, feature names, at least one sample); the entries are
@@ -11,11 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from ._validation import as_matrix, check_sparse_structure
 
-__all__ = ["check_X", "check_Xy"]
+__all__ = ["PlusMinusOneClasses", "check_X", "check_Xy"]
 
 
 def check_X(estimator: Any, X: Any, *, reset: bool = True,
@@ -45,3 +48,39 @@ def check_Xy(estimator: Any, X: Any, y: Any, *, accept_sparse: Any = "csr", dtyp
     if np.asarray(y).dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError("y must not contain NaN or Inf")
     return as_matrix(X, "X"), y
+
+
+class PlusMinusOneClasses:
+    """The ridge classifiers' classes (scikit-learn's ``RidgeClassifier``
+    pattern): one regression per class on +-1 targets (one target for two
+    classes), the prediction the class of the largest output (of its sign for
+    two classes).  The estimator defines ``decision_function``; this mixin
+    comes first among its bases."""
+
+    _label_binarizer: Any
+
+    def _class_targets(self, y: Any) -> Any:
+        """The +-1 targets of the labels y (n_samples x n_classes, or one
+        column for two classes), the classes kept for ``classes_``."""
+        check_classification_targets(y)
+        self._label_binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
+        return self._label_binarizer.fit_transform(y)
+
+    @property
+    def classes_(self) -> Any:
+        return self._label_binarizer.classes_
+
+    def predict(self, X: Any) -> Any:
+        """The class of the largest output.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)  # type: ignore[attr-defined]
+        index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[index]
