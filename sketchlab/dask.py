@@ -295,13 +295,55 @@ True
 """
 
 
-def _front(in_memory, run, passes, args, compare, example=None):
+_SOLVER_DOC = """{summary}
+
+:func:`sketchlab.{name}` of a dask array A (row-chunked, or chunked along both
+axes; dense or scipy.sparse chunks) and an in-memory b: the same checks,
+operators and draws for the same ``rng``, each product with A one pass over
+the chunks (a task per chunk, the partial results summed in fixed trees, so
+the same whatever the scheduler, the order of the tasks or a lost worker),
+the small dense steps on the client: the in-memory result to the rounding of
+the partial sums.
+
+{passes}
+
+Parameters
+----------
+A : dask.array.Array of shape (m, n)
+    Dense or scipy.sparse chunks with known sizes; anything else runs
+    :func:`sketchlab.{name}`.
+{others}
+    As :func:`sketchlab.{name}` (the signature is its own).
+scheduler : str, Client or executor, optional
+    See the module; default the active scheduler.
+
+Returns
+-------
+{returns}
+    As :func:`sketchlab.{name}`.
+
+Examples
+--------
+>>> import numpy as np, dask.array as da, sketchlab
+>>> gen = np.random.default_rng(0)
+>>> X = gen.standard_normal((3000, 40)) * np.logspace(0, 3, 40)
+>>> y = gen.standard_normal(3000)
+>>> A = da.from_array(X, chunks=(1000, 20))
+>>> got = sketchlab.dask.{name}(A, y, {args}rng=0, scheduler="sync")
+>>> want = sketchlab.{name}(X, y, {args}rng=0)
+>>> bool(np.allclose(got.x, want.x, rtol=1e-10, atol=1e-12 * np.abs(want.x).max()))
+True
+"""
+
+
+def _front(in_memory, run, passes, args, compare, example=None, template=_FRONT_DOC):
     """``in_memory``'s signature plus ``scheduler=``; a dask ``A`` goes to
     ``run(scheduler=..., **arguments)`` (defaults applied), anything else to
     ``in_memory``.  Nothing is re-declared: parameters, defaults and checks are
-    ``in_memory``'s, the docstring :data:`_FRONT_DOC` filled from its own
-    (its Examples replaced by ``example`` where the template's matrix does
-    not fit: a square symmetric one for eigsh)."""
+    ``in_memory``'s, the docstring ``template`` (:data:`_FRONT_DOC`, or
+    :data:`_SOLVER_DOC` for the solvers of A x = b) filled from its own (its
+    Examples replaced by ``example`` where the template's matrix does not
+    fit: a square symmetric one for eigsh)."""
     signature = inspect.signature(in_memory)
     scheduler = inspect.Parameter("scheduler", inspect.Parameter.KEYWORD_ONLY, default=None,
                                   annotation="Any")
@@ -319,7 +361,7 @@ def _front(in_memory, run, passes, args, compare, example=None):
     front.__signature__ = signature.replace(parameters=[first, *rest, scheduler])
     if in_memory.__doc__ and __doc__:  # none under python -OO
         lines = inspect.getdoc(in_memory).splitlines()
-        front.__doc__ = _FRONT_DOC.format(
+        front.__doc__ = template.format(
             summary=lines[0], name=in_memory.__name__, passes=passes,
             others=", ".join(parameter.name for parameter in rest),
             returns=lines[lines.index("Returns") + 2].strip(), args=args, compare=compare)
@@ -513,9 +555,11 @@ def _lstsq_passes(*, A, b, damp, method, sketch, sketch_size, tol, maxiter, rng,
 lstsq: Callable[..., Any] = _front(
     _lstsq.lstsq, _lstsq_passes, "The sketch ``S A`` is one pass over the chunks (``S b`` is "
     "taken in memory), and\neach product of the iterations another (``A^T A z`` one pass of "
-    "two stages).\nThe default ``sketch_size`` counts A as dense (its stored entries are not "
-    "known\nbefore a pass): pass it for the in-memory answer on sparse chunks.", "",
-    "x")
+    "two stages).\nThe default ``sketch_size`` is ``min(m, 50 n)``, not the in-memory "
+    "``12 n``: a\npass over the chunks costs more than rows of the sketch, and a larger "
+    "sketch\ntakes fewer (22 iterations against 13 on a dense 200,000 x 100 A); it counts "
+    "A\nas dense (its stored entries are not known before a pass): pass ``sketch_size``\n"
+    "for the in-memory operator and answer.", "", "x", template=_SOLVER_DOC)
 
 
 def _ridge_passes(*, A, b, alpha, method, rank, tol, maxiter, rng, scheduler):
@@ -529,68 +573,7 @@ def _ridge_passes(*, A, b, alpha, method, rank, tol, maxiter, rng, scheduler):
 ridge: Callable[..., Any] = _front(
     _ridge.ridge, _ridge_passes, "The sketch ``A^T A Omega`` is one pass over the chunks, and "
     "so is each step\nof conjugate gradients (``A^T A z``: a graph of two stages, each chunk "
-    "read\nonce).", "1.0, ", "x")
-
-
-_SOLVER_DOC = """{summary}
-
-:func:`sketchlab.{name}` of a dask array A (row-chunked, or chunked along both
-axes; dense or scipy.sparse chunks) and an in-memory b: the same checks,
-operators and draws for the same ``rng``, each product with A one pass over
-the chunks (a task per chunk, the partial results summed in fixed trees, so
-the same whatever the scheduler, the order of the tasks or a lost worker),
-the small dense steps on the client: the in-memory result to the rounding of
-the partial sums.
-
-{passes}
-
-Parameters
-----------
-A : dask.array.Array of shape (m, n)
-    Dense or scipy.sparse chunks with known sizes; anything else runs
-    :func:`sketchlab.{name}`.
-{others}
-    As :func:`sketchlab.{name}` (the signature is its own).
-scheduler : str, Client or executor, optional
-    See the module; default the active scheduler.
-
-Returns
--------
-{returns}
-    As :func:`sketchlab.{name}`.
-
-Examples
---------
->>> import numpy as np, dask.array as da, sketchlab
->>> gen = np.random.default_rng(0)
->>> X = gen.standard_normal((3000, 40)) * np.logspace(0, 3, 40)
->>> y = gen.standard_normal(3000)
->>> A = da.from_array(X, chunks=(1000, 20))
->>> got = sketchlab.dask.{name}(A, y, {args}rng=0, scheduler="sync")
->>> want = sketchlab.{name}(X, y, {args}rng=0)
->>> bool(np.allclose(got.x, want.x, rtol=1e-10, atol=1e-12 * np.abs(want.x).max()))
-True
-"""
-
-
-def _solver_doc(front, in_memory, passes, args):
-    if in_memory.__doc__ and __doc__:  # none under python -OO
-        lines = inspect.getdoc(in_memory).splitlines()
-        rest = [p.name for p in inspect.signature(in_memory).parameters.values()][1:]
-        front.__doc__ = _SOLVER_DOC.format(
-            summary=lines[0], name=in_memory.__name__, passes=passes, others=", ".join(rest),
-            returns=lines[lines.index("Returns") + 2].strip(), args=args)
-
-
-_solver_doc(lstsq, _lstsq.lstsq, "The sketch ``S A`` is one pass over the chunks (``S b`` is "
-            "taken in memory), and\neach product of the iterations another (``A^T A z`` one "
-            "pass of two stages).\nThe default ``sketch_size`` is ``min(m, 50 n)``, not the "
-            "in-memory ``12 n``: a\npass over the chunks costs more than rows of the sketch, "
-            "and a larger sketch\ntakes fewer (22 iterations against 13 on a dense 200,000 x "
-            "100 A); pass\n``sketch_size`` for the in-memory operator and answer.", "")
-_solver_doc(ridge, _ridge.ridge, "The sketch ``A^T A Omega`` is one pass over the chunks, and "
-            "so is each step of\nconjugate gradients (``A^T A z``: a graph of two stages, each "
-            "chunk read once).", "1e-3, tol=1e-12, ")
+    "read\nonce).", "1e-3, tol=1e-12, ", "x", template=_SOLVER_DOC)
 
 
 # -- eigsh: one pass over the chunks per product ---------------------------------
