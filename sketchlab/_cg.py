@@ -23,11 +23,12 @@ returns a :class:`CGResult`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+
+from ._config import safe_exponent
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -48,17 +49,6 @@ class CGResult(NamedTuple):
 
 def _col_dots(X, Y):
     return np.einsum("ij,ij->j", X, Y)
-
-
-_SAFE_EXP = 100
-
-
-def _exponent(top):
-    """The binary exponent that brings ``top`` to [0.5, 1) when it lies
-    outside [2**-100, 2**100], else 0 (0 for zero or a value not finite)."""
-    if top == 0.0 or not np.isfinite(top) or 2.0 ** -_SAFE_EXP <= top <= 2.0 ** _SAFE_EXP:
-        return 0
-    return math.frexp(top)[1]
 
 
 class ConjugateGradients:
@@ -97,7 +87,7 @@ class ConjugateGradients:
         # images of the unscaled ones) so that no dot product over- or
         # underflows; X and step give them back in B's scale
         top = np.max(np.abs(B), axis=0) if B.shape[0] else np.zeros(t)
-        self.exps = np.array([_exponent(float(v)) for v in top], dtype=np.int64)
+        self.exps = np.array([safe_exponent(float(v)) for v in top], dtype=np.int64)
         if self.exps.any():
             B = np.ldexp(B, -self.exps).astype(B.dtype, copy=False)
             if X0 is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -104,3 +105,21 @@ class _LazySparse:
 
 
 sparse = _LazySparse()
+
+
+SAFE_EXPONENT = 100
+"""Operands whose largest magnitude lies in [2**-100, 2**100] are used as
+they are by the iterative solvers: no square or product of squares they form
+over- or underflows."""
+
+
+def safe_exponent(top: float) -> int:
+    """0 when ``top`` (a largest magnitude) lies in [2**-SAFE_EXPONENT,
+    2**SAFE_EXPONENT], is zero or is not finite; else its binary exponent e
+    (``top * 2**-e`` in [0.5, 1), exactly).  The solvers' one rule for
+    bringing an operand into the safe range by a power of two (exact), and
+    their answers back by its inverse."""
+    if top == 0.0 or not math.isfinite(top) or \
+            2.0 ** -SAFE_EXPONENT <= top <= 2.0 ** SAFE_EXPONENT:
+        return 0
+    return math.frexp(top)[1]

@@ -36,15 +36,16 @@ are checked (shape, finite values).
 from __future__ import annotations
 
 import contextlib
+import math
 import numbers
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from ._config import serial_blas
+from ._config import safe_exponent, serial_blas
 from ._engine.products import CSRNormal, csr_times_dense, csr_transpose
-from ._engine.reductions import squared_frobenius
+from ._engine.reductions import largest_magnitude, squared_frobenius
 from ._engine.threads import map_on_threads, tall_mul, tall_tmul
 from ._validation import as_matrix, result_dtype
 
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["LinearMap", "CenteredMap", "as_linear_map", "centered", "from_checked",
-           "is_linear_operator", "KERNEL_CACHE_BYTES"]
+           "into_safe_range", "is_linear_operator", "KERNEL_CACHE_BYTES"]
 
 # rows per chunk of a dense A's products (a fixed constant: the sums over rows
 # are taken chunk by chunk and added in chunk order)
@@ -469,6 +470,27 @@ def centered(A: LinearMap, mu: Any = None) -> CenteredMap:
     if mu is None:
         mu = A.rmatmat(np.ones(A.shape[0], dtype=A.dtype)) / A.shape[0]
     return CenteredMap(A, mu)
+
+
+def into_safe_range(ops: LinearMap) -> tuple[LinearMap, int]:
+    """``(map of 2**-e A, e)``: e = 0 unless the size of A lies outside the
+    solvers' safe range (:func:`sketchlab._config.safe_exponent`), judged by
+    its largest entry (a centred map's: its entries' and its centre's), or by
+    one product with a fixed probe where A is known by its products only.
+    Exact: a scaled copy of the entries, or the products scaled."""
+    if isinstance(ops, CenteredMap) and ops.inner.entries is not None:
+        top = max(largest_magnitude(ops.inner.entries), float(np.max(np.abs(ops.mu))))
+        e = safe_exponent(top)
+        if e:
+            ops = CenteredMap(ops.inner.scaled(-e), np.ldexp(ops.mu, -e))
+        return ops, e
+    if ops.entries is not None:
+        e = safe_exponent(largest_magnitude(ops.entries))
+        return (ops.scaled(-e) if e else ops), e
+    probe = np.random.default_rng(20240611).standard_normal((ops.shape[1], 1))
+    top = float(np.max(np.abs(ops.matmat(probe.astype(ops.dtype))))) / math.sqrt(ops.shape[1])
+    e = safe_exponent(top)
+    return (ops.scaled(-e) if e else ops), e
 
 
 def _check_operator(A, name):

@@ -41,11 +41,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._cg import ConjugateGradients
-from ._config import serial_blas
-from ._engine.reductions import largest_magnitude
+from ._config import safe_exponent, serial_blas
 from ._linalg import numerical_rank, qr_r, svd
 from ._operators import SketchOperator
-from ._linear_map import as_linear_map
+from ._linear_map import as_linear_map, into_safe_range
 from ._results import result_type, warn_unconverged
 from ._validation import (
     Checked,
@@ -257,21 +256,6 @@ def _check_matrix(A):
     return ops
 
 
-# Entries whose largest magnitude lies in [2**-_SAFE_EXP, 2**_SAFE_EXP] (A's
-# and b's alike) are solved as they are: no square or product of squares the
-# iterations form over- or underflows.  Outside, A and b are scaled by powers
-# of two (exact) into that range, and x and the residual scaled back.
-_SAFE_EXP = 100
-
-
-def _safe_exponent(top):
-    """The binary exponent that brings ``top`` to [0.5, 1), or 0 when it is
-    in the safe range (or zero)."""
-    if top == 0.0 or 2.0 ** -_SAFE_EXP <= top <= 2.0 ** _SAFE_EXP:
-        return 0
-    return math.frexp(top)[1]
-
-
 def _check_problem(A, b, damp):
     ops = _check_matrix(A)
     m, n = ops.shape
@@ -284,10 +268,12 @@ def _check_problem(A, b, damp):
     ops = ops.astype(dtype)
     B = np.ascontiguousarray(b.reshape(m, -1), dtype=dtype)
     damp = _check_damp(damp)
-    ea = _safe_exponent(largest_magnitude(ops.entries))
-    eb = _safe_exponent(float(np.max(np.abs(B))) if B.size else 0.0)
+    # A and b brought into the solvers' safe range by powers of two (exact),
+    # x and the residual scaled back: the same answer from 1e-300 to 1e300
+    ops, ea = into_safe_range(ops)
+    eb = safe_exponent(float(np.max(np.abs(B))) if B.size else 0.0)
     if ea:
-        ops, damp = ops.scaled(-ea), math.ldexp(damp, -ea)
+        damp = math.ldexp(damp, -ea)
     if eb:
         B = np.ldexp(B, -eb).astype(dtype, copy=False)
     return _Problem(ops, B, b.ndim == 1, damp, x_exp=eb - ea, r_exp=eb)
@@ -788,11 +774,11 @@ def lstsq_by_passes(ops: Any, b: ArrayLike, sketch_pass: Any, *, damp: float = 0
     B = np.ascontiguousarray(b.reshape(m, -1), dtype=dtype)
     sketch, size = _check_sketch(sketch, sketch_size, m, n, m * n)
     S = _make_operator(sketch, size, m, seed)
-    eb = _safe_exponent(float(np.max(np.abs(B))) if B.size else 0.0)
+    eb = safe_exponent(float(np.max(np.abs(B))) if B.size else 0.0)
     if eb:
         B = np.ldexp(B, -eb).astype(dtype, copy=False)
     SAB = np.asarray(sketch_pass(S, B), dtype=dtype)
-    ea = _safe_exponent(float(np.max(np.abs(SAB[:, :n]))) if SAB.size else 0.0)
+    ea = safe_exponent(float(np.max(np.abs(SAB[:, :n]))) if SAB.size else 0.0)
     if ea:  # exact: the sketch is linear in A
         SAB[:, :n] = np.ldexp(SAB[:, :n], -ea)
         ops, damp = ops.scaled(-ea), math.ldexp(damp, -ea)

@@ -60,10 +60,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._cg import ConjugateGradients
-from ._config import serial_blas
-from ._engine.reductions import largest_magnitude
+from ._config import safe_exponent, serial_blas
 from ._linalg import eigvalsh, gram_t, nystrom_eigh, spd_solver
-from ._linear_map import CenteredMap, LinearMap, as_linear_map
+from ._linear_map import CenteredMap, LinearMap, as_linear_map, into_safe_range
 from ._results import result_type, warn_unconverged
 from ._validation import as_generator, as_matrix, check_choice, check_int, check_tol
 
@@ -102,8 +101,6 @@ _DIRECT_MAX_COLUMNS = 1 << 14
 _TRACE_PROBES = 8
 # restarts from a freshly computed residual when rounding left it above tol
 _REFINEMENTS = 2
-# A's entries with magnitudes in [2**-100, 2**100] are used as they are
-_SAFE_EXP = 100
 
 if TYPE_CHECKING:
     class _RidgeFields(NamedTuple):
@@ -206,36 +203,6 @@ def default_tol(dtype: Any) -> float:
     (1.5e-8 in float64, 3.5e-4 in float32): within reach of the recurrence's
     rounding for condition numbers up to about ``1 / sqrt(eps)``."""
     return float(np.sqrt(np.finfo(dtype).eps))
-
-
-# -- scaling by powers of two --------------------------------------------------
-
-
-def _exponent(top):
-    """The binary exponent that brings ``top`` to [0.5, 1) when it lies
-    outside [2**-100, 2**100], else 0."""
-    if top == 0.0 or not math.isfinite(top) or 2.0 ** -_SAFE_EXP <= top <= 2.0 ** _SAFE_EXP:
-        return 0
-    return math.frexp(top)[1]
-
-
-def _scaled(ops):
-    """``(map of 2**-e A, e)``, e = 0 unless A's entries lie outside the safe
-    range (exact: a scaled copy of the entries, or the products scaled)."""
-    if isinstance(ops, CenteredMap) and ops.inner.entries is not None:
-        top = max(largest_magnitude(ops.inner.entries), float(np.max(np.abs(ops.mu))))
-        e = _exponent(top)
-        if e:
-            ops = CenteredMap(ops.inner.scaled(-e), np.ldexp(ops.mu, -e))
-        return ops, e
-    if ops.entries is not None:
-        e = _exponent(largest_magnitude(ops.entries))
-        return (ops.scaled(-e) if e else ops), e
-    # known by its products only: the size of one product with a fixed probe
-    probe = np.random.default_rng(20240611).standard_normal((ops.shape[1], 1))
-    top = float(np.max(np.abs(ops.matmat(probe.astype(ops.dtype))))) / math.sqrt(ops.shape[1])
-    e = _exponent(top)
-    return (ops.scaled(-e) if e else ops), e
 
 
 # -- the cost model of rank="auto" ---------------------------------------------
@@ -684,8 +651,8 @@ def ridge_run(ops: LinearMap, B: NDArray[np.floating], alphas: NDArray[np.float6
                          f"{_DIRECT_MAX_COLUMNS} columns, got {d}; use 'nystrom-pcg'")
     start = ops.matvecs
     with serial_blas():  # one BLAS thread: the same answer on any thread count
-        scaled, ea = _scaled(ops)
-        eb = _exponent(float(np.max(np.abs(B))) if B.size else 0.0)
+        scaled, ea = into_safe_range(ops)
+        eb = safe_exponent(float(np.max(np.abs(B))) if B.size else 0.0)
         Bs = np.ldexp(B, -eb).astype(dtype, copy=False) if eb else B.astype(dtype, copy=False)
         k = Bs.shape[1]
         Gk = np.asarray(scaled.rmatmat(Bs), dtype=dtype)  # A^T b, d x k
