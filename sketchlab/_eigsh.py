@@ -34,7 +34,6 @@ BLAS thread.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np

@@ -418,7 +418,7 @@ def _product_chunk(raw, where, offsets, shape, payload, dtype):
     Z[i0:i0+h]``) by the in-memory linear map of the block, and with
     ``squares`` its ``||X||_F^2`` and its stored entries."""
     side, W, squares = payload
-    (i0, j0), (h, w) = offsets, shape
+    (_, j0), (h, w) = offsets, shape
     # checked by as_block; its values only in the map's first pass (squares)
     block = as_linear_map(Checked(as_block(raw, where, shape, dtype, finite=squares)))
     with serial_blas():  # the same sums whatever the worker's BLAS threads

@@ -201,3 +201,25 @@ def compare(got, want):
             return float("inf"), "non-finite entries differ from the reference's"
         worst = max(worst, float(np.abs(g[finite] - w[finite]).max(initial=0.0) / scale))
     return worst, ""
+
+
+def on_one_and_two_threads(call, *, blas=False):
+    """``[call(), call()]``: on one Numba thread, then on two (where Numba
+    has them), the BLAS threads limited alike with ``blas``; Numba's thread
+    count restored after (the thread-count tests compare the two bit for bit)."""
+    import contextlib
+
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    before = numba.get_num_threads()
+    out = []
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            with threadpool_limits(limits=threads, user_api="blas") if blas \
+                    else contextlib.nullcontext():
+                out.append(call())
+    finally:
+        numba.set_num_threads(before)
+    return out

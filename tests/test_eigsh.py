@@ -8,7 +8,6 @@ counts."""
 import pickle
 import warnings
 
-import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -18,6 +17,8 @@ from scipy.sparse.linalg import eigsh as arpack_eigsh
 from sklearn.exceptions import ConvergenceWarning
 
 import sketchlab as sl
+
+from ._support import on_one_and_two_threads
 
 
 def with_eigenvalues(lam, seed=0):
@@ -299,24 +300,13 @@ def test_same_rng_same_result():
 def test_same_result_for_one_and_two_threads(form):
     """Numba's thread count and the caller's BLAS threads change nothing
     (20,000 rows: several row chunks of the products with the basis)."""
-    from threadpoolctl import threadpool_limits
-
     gen = np.random.default_rng(12)
     n = 20000 if form == "csr" else 1500
     B = sp.random(n, n, density=8 / n, format="csr", random_state=gen)
     A = (B + B.T).tocsr()
     if form == "dense":
         A = A.toarray()
-    previous = numba.get_num_threads()
-    results = []
-    try:
-        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
-            numba.set_num_threads(threads)
-            with threadpool_limits(limits=threads, user_api="blas"):
-                results.append(sl.eigsh(A, 6, passes=30, rng=11))
-    finally:
-        numba.set_num_threads(previous)
-    a, b = results
+    a, b = on_one_and_two_threads(lambda: sl.eigsh(A, 6, passes=30, rng=11), blas=True)
     np.testing.assert_array_equal(a.w, b.w)
     np.testing.assert_array_equal(a.V, b.V)
     np.testing.assert_array_equal(a.residuals, b.residuals)

@@ -2,7 +2,6 @@
 (check_estimator), and the answers of Ridge(solver="cholesky"), RidgeClassifier
 and RidgeCV."""
 
-import warnings
 
 import numpy as np
 import pytest

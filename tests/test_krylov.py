@@ -6,7 +6,6 @@ determinism across thread counts."""
 import math
 import warnings
 
-import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -14,6 +13,8 @@ from scipy.sparse.linalg import aslinearoperator
 
 import sketchlab as sl
 from sketchlab._krylov import run_krylov_svd
+
+from ._support import on_one_and_two_threads
 
 
 def with_spectrum(m, n, sv, seed=0):
@@ -379,21 +380,10 @@ def test_same_result_for_one_and_two_threads(fmt, shape, k):
     bases (20,000 rows, 40 + 4 columns a block: several row chunks) sum their
     fixed row chunks in order, and BLAS runs on one thread inside
     krylov_svd.  Bitwise within one process (same BLAS kernels)."""
-    from threadpoolctl import threadpool_limits
-
     A = sparse_test_matrix(6, m=shape[0], n=shape[1], density=0.05)
     if fmt == "dense":
         A = A.toarray()
-    previous = numba.get_num_threads()
-    results = []
-    try:
-        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
-            numba.set_num_threads(threads)
-            with threadpool_limits(limits=threads, user_api="blas"):
-                results.append(sl.krylov_svd(A, k, rng=11, passes=6))
-    finally:
-        numba.set_num_threads(previous)
-    a, b = results
+    a, b = on_one_and_two_threads(lambda: sl.krylov_svd(A, k, rng=11, passes=6), blas=True)
     np.testing.assert_array_equal(a.s, b.s)
     np.testing.assert_array_equal(a.U, b.U)
     np.testing.assert_array_equal(a.Vt, b.Vt)

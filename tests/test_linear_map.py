@@ -2,7 +2,6 @@
 adjoint test against its dense form (pylops' ``dottest``), and the products
 do not depend on the thread count."""
 
-import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -11,6 +10,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 import sketchlab as sl
 from sketchlab._linear_map import LinearMap, as_linear_map, centered, from_checked
+
+from ._support import on_one_and_two_threads
 
 
 def _forms():
@@ -140,17 +141,13 @@ def test_products_are_the_same_for_any_thread_count(name):
     else:
         A = sp.random(20000, 300, density=0.02, format=name,
                       random_state=np.random.default_rng(8))
-    before = numba.get_num_threads()
-    got = []
-    try:
-        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
-            numba.set_num_threads(threads)
-            M = as_linear_map(A)
-            X = np.random.default_rng(9).standard_normal((M.shape[1], 4))
-            Y = np.random.default_rng(10).standard_normal((M.shape[0], 4))
-            got.append((M.matmat(X), M.rmatmat(Y), M.normal(X)))
-    finally:
-        numba.set_num_threads(before)
+    def products():
+        M = as_linear_map(A)
+        X = np.random.default_rng(9).standard_normal((M.shape[1], 4))
+        Y = np.random.default_rng(10).standard_normal((M.shape[0], 4))
+        return M.matmat(X), M.rmatmat(Y), M.normal(X)
+
+    got = on_one_and_two_threads(products)
     for a, b in zip(*got):
         np.testing.assert_array_equal(a, b)
 
@@ -166,15 +163,12 @@ def test_kernel_map_is_k_times_v(cache_mb):
     X = rng.standard_normal((2100, 6))
     V = rng.standard_normal((2100, 3))
     want = rbf_kernel(X, gamma=0.2) @ V
-    before = numba.get_num_threads()
-    got = []
-    try:
-        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
-            numba.set_num_threads(threads)
-            op = as_linear_map(kernel_oracle(X, "rbf", gamma=0.2), cache_bytes=cache_mb * 2**20)
-            got.append(op.matmat(V))
-    finally:
-        numba.set_num_threads(before)
+    def product():
+        op = as_linear_map(kernel_oracle(X, "rbf", gamma=0.2), cache_bytes=cache_mb * 2**20)
+        return op, op.matmat(V)
+
+    (_, first), (op, second) = on_one_and_two_threads(product)
+    got = [first, second]
     assert op.symmetric and op.psd
     assert (op.tiles is not None) == (cache_mb == 64.0)
     assert op.cached == {64.0: 2100, 10.0: 624, 0.0: 0}[cache_mb]

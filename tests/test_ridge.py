@@ -5,7 +5,6 @@ Small problems, the solution of ``(A^T A + alpha I) x = A^T b`` by
 multiples of tol times the condition number where the answer is iterative.
 """
 
-import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -17,7 +16,7 @@ from sketchlab._config import serial_blas
 from sketchlab._linear_map import as_linear_map, centered
 from sketchlab._ridge import NystromPreconditioner, _Spectrum, check_alphas
 
-from ._support import as_form
+from ._support import as_form, on_one_and_two_threads
 
 
 def decaying(m=1500, d=200, density=0.05, seed=0, dtype=np.float64):
@@ -202,14 +201,8 @@ def test_float32_stays_float32():
 def test_the_same_bits_for_one_and_two_threads():
     A, b = decaying(m=4000, d=300, density=0.05, seed=8)
     D = A.toarray()
-    before = numba.get_num_threads()
-    try:
-        out = []
-        for threads in (1, before):
-            numba.set_num_threads(threads)
-            out.append([ridge(X, b, [1e-5, 1e-2], tol=1e-10, rng=0).x for X in (A, D)])
-    finally:
-        numba.set_num_threads(before)
+    out = on_one_and_two_threads(
+        lambda: [ridge(X, b, [1e-5, 1e-2], tol=1e-10, rng=0).x for X in (A, D)])
     for one, many in zip(*out):
         np.testing.assert_array_equal(one, many)
 

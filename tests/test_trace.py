@@ -4,7 +4,6 @@ the XTrace paper's six spectra, the error estimates' coverage, d_eff of RBF
 kernels against eigh, bad input, scale, dtype and thread counts."""
 
 import math
-import warnings
 
 import numpy as np
 import pytest
