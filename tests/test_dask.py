@@ -4,6 +4,7 @@ both, on the threaded, process and distributed schedulers; each chunk read
 once (counted by the chunk loader); bad input rejected before any task runs."""
 
 import concurrent.futures
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -102,12 +103,14 @@ def bounded(func, *args, **kwargs):
 # ---------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def client():
+@contextlib.contextmanager
+def local_cluster(n_workers, logs=logging.ERROR):
+    """A client of a LocalCluster of ``n_workers`` single-threaded worker
+    processes on loopback (closed on exit)."""
     with dask.config.set({"distributed.comm.timeouts.connect": "60s"}):
         cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-            dashboard_address=None, silence_logs=logging.ERROR,
+            n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+            dashboard_address=None, silence_logs=logs,
         )
         client = distributed.Client(cluster, set_as_default=False, timeout="60s")
     try:
@@ -115,6 +118,12 @@ def client():
     finally:
         client.close()
         cluster.close()
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_cluster(2) as client:
+        yield client
 
 
 @pytest.fixture(scope="module")
@@ -528,18 +537,9 @@ def test_fast_sp_svd_survives_the_loss_of_a_worker(tmp_path):
         res = sldask.fast_sp_svd(A, 6, rng=3, estimate_error=True, scheduler=client)
         return res, folder
 
-    with dask.config.set({"distributed.comm.timeouts.connect": "60s"}):
-        cluster = distributed.LocalCluster(
-            n_workers=3, threads_per_worker=1, processes=True, host="127.0.0.1",
-            dashboard_address=None, silence_logs=logging.CRITICAL,
-        )
-        client = distributed.Client(cluster, set_as_default=False, timeout="60s")
-    try:
+    with local_cluster(3, logging.CRITICAL) as client:
         clean, _ = bounded(run, client, tmp_path / "clean", None)
         faulty, folder = bounded(run, client, tmp_path / "faulty", 6)
-    finally:
-        client.close()
-        cluster.close()
     assert not (folder / "kill").exists()  # a worker did die, after 6 chunks
     assert len(reads(folder)) == 16
     for got, want in zip(faulty, clean):
@@ -674,19 +674,10 @@ def test_solvers_survive_the_loss_of_a_worker(tmp_path):
         front, _, kwargs = solvers[solver]
         return front(A, b, scheduler=scheduler, **kwargs), folder
 
-    with dask.config.set({"distributed.comm.timeouts.connect": "60s"}):
-        cluster = distributed.LocalCluster(
-            n_workers=3, threads_per_worker=1, processes=True, host="127.0.0.1",
-            dashboard_address=None, silence_logs=logging.CRITICAL,
-        )
-        client = distributed.Client(cluster, set_as_default=False, timeout="60s")
-    try:
+    with local_cluster(3, logging.CRITICAL) as client:
         runs = {name: (bounded(run, name, client, tmp_path / f"clean-{name}", None)[0],
                        *bounded(run, name, client, tmp_path / f"faulty-{name}", 4))
                 for name in solvers}
-    finally:
-        client.close()
-        cluster.close()
     for name, (clean, got, folder) in runs.items():
         assert not (folder / "kill").exists(), name  # a worker did die, after 4 chunk reads
         assert np.array_equal(got.x, clean.x), name
